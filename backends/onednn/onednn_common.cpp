@@ -1,0 +1,328 @@
+// Shared helpers of the oneDNN backend (see onednn_common.h).
+#include "onednn_common.h"
+
+#include <omp.h>
+
+#include <atomic>
+#include <cstring>
+
+namespace nnrt::onednn {
+
+// ---- host services -------------------------------------------------------------------------
+
+namespace {
+std::atomic<const nnrt_host_api *> g_host{nullptr};
+}
+
+void set_host(const nnrt_host_api *host) { g_host.store(host); }
+
+void log_debug(const std::string &message) {
+  const nnrt_host_api *h = g_host.load();
+  if (h && h->log) h->log(NNRT_LOG_DEBUG, ("onednn: " + message).c_str());
+}
+
+void report_error(const std::string &message) {
+  const nnrt_host_api *h = g_host.load();
+  if (h && h->set_error) h->set_error(("onednn: " + message).c_str());
+}
+
+void refuse(const std::string &reason) { throw Unsupported{reason}; }
+
+// ---- engine, stream, threads ---------------------------------------------------------------
+
+dnnl::engine &cpu_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+dnnl::stream &thread_stream() {
+  thread_local dnnl::stream stream(cpu_engine());
+  return stream;
+}
+
+OmpThreadLimit::OmpThreadLimit(int threads) : saved_(omp_get_max_threads()), changed_(false) {
+  if (threads > 0 && threads != saved_) {
+    omp_set_num_threads(threads);
+    changed_ = true;
+  }
+}
+
+OmpThreadLimit::~OmpThreadLimit() {
+  if (changed_) omp_set_num_threads(saved_);
+}
+
+// ---- workspace -----------------------------------------------------------------------------
+
+namespace {
+constexpr size_t kAlign = 64;
+size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+}  // namespace
+
+void WorkspaceLayout::need_scratchpad(const dnnl::primitive_desc_base &pd) {
+  size_t bytes = pd.scratchpad_desc().get_size();
+  if (bytes > scratchpad_bytes_) scratchpad_bytes_ = bytes;
+}
+
+int WorkspaceLayout::add_buffer(size_t bytes) {
+  buffer_offsets_.push_back(buffers_end_);
+  buffers_end_ += align_up(bytes);
+  return static_cast<int>(buffer_offsets_.size()) - 1;
+}
+
+size_t WorkspaceLayout::total_bytes() const {
+  size_t used = align_up(scratchpad_bytes_) + buffers_end_;
+  return used == 0 ? 0 : used + kAlign;
+}
+
+char *WorkspaceLayout::aligned_base(void *workspace) const {
+  auto p = reinterpret_cast<uintptr_t>(workspace);
+  return reinterpret_cast<char *>((p + kAlign - 1) / kAlign * kAlign);
+}
+
+void *WorkspaceLayout::buffer(char *base, int slot) const {
+  return base + align_up(scratchpad_bytes_) + buffer_offsets_.at(static_cast<size_t>(slot));
+}
+
+// ---- runs ----------------------------------------------------------------------------------
+
+Run::Run(const WorkspaceLayout &layout, const nnrt_op_args &args)
+    : layout_(layout), args_(args), base_(args.workspace ? layout.aligned_base(args.workspace) : nullptr) {}
+
+dnnl::memory Run::input(const md &m, int index) const {
+  return dnnl::memory(m, cpu_engine(), const_cast<void *>(args_.inputs[index]));
+}
+
+dnnl::memory Run::output(const md &m, int index) const {
+  return dnnl::memory(m, cpu_engine(), args_.outputs[index]);
+}
+
+dnnl::memory Run::buffer(const md &m, int slot) const {
+  return dnnl::memory(m, cpu_engine(), layout_.buffer(base_, slot));
+}
+
+void Run::execute(const dnnl::primitive &p, std::unordered_map<int, dnnl::memory> memories) const {
+  if (layout_.scratchpad_bytes() > 0) {
+    md scratch({static_cast<dnnl::memory::dim>(layout_.scratchpad_bytes())}, dt::u8,
+               dnnl::memory::format_tag::a);
+    memories.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(scratch, cpu_engine(), layout_.scratchpad(base_)));
+  }
+  p.execute(thread_stream(), memories);
+}
+
+// ---- descriptors ---------------------------------------------------------------------------
+
+dt dnnl_type(int32_t t) {
+  switch (t) {
+    case NNRT_DTYPE_F32: return dt::f32;
+    case NNRT_DTYPE_BF16: return dt::bf16;
+    case NNRT_DTYPE_F16: return dt::f16;
+    case NNRT_DTYPE_I32: return dt::s32;
+    case NNRT_DTYPE_U8: return dt::u8;
+    default: refuse(std::string("oneDNN 2.6 has no such data type [") + dtype_name(t) + "]");
+  }
+}
+
+const char *dtype_name(int32_t t) {
+  switch (t) {
+    case NNRT_DTYPE_F32: return "f32";
+    case NNRT_DTYPE_F64: return "f64";
+    case NNRT_DTYPE_F16: return "f16";
+    case NNRT_DTYPE_BF16: return "bf16";
+    case NNRT_DTYPE_I32: return "i32";
+    case NNRT_DTYPE_I64: return "i64";
+    case NNRT_DTYPE_U8: return "u8";
+    case NNRT_DTYPE_BOOL: return "bool";
+    default: return "unknown dtype";
+  }
+}
+
+namespace {
+void check_tensor(const nnrt_tensor_desc &t, bool is_output) {
+  require(t.struct_size >= sizeof(nnrt_tensor_desc), "tensor descriptor smaller than this ABI's");
+  require(t.ndim >= 0 && t.ndim <= NNRT_MAX_DIMS, "tensor rank outside 0..NNRT_MAX_DIMS");
+  for (int i = 0; i < t.ndim; ++i) {
+    require(t.dims[i] >= 1, "empty tensors are left to the reference backend");
+    require(t.strides[i] >= 0, "negative strides are not supported");
+    if (is_output) require(t.strides[i] > 0 || t.dims[i] == 1, "an output has a stride of 0");
+  }
+}
+}  // namespace
+
+void check_common(const nnrt_op_desc &d, int min_in, int max_in, int min_out, int max_out) {
+  require(d.n_inputs >= min_in && d.n_inputs <= max_in, "unexpected number of inputs");
+  require(d.n_outputs >= min_out && d.n_outputs <= max_out, "unexpected number of outputs");
+  for (int i = 0; i < d.n_inputs; ++i) check_tensor(d.inputs[i], false);
+  for (int i = 0; i < d.n_outputs; ++i) check_tensor(d.outputs[i], true);
+}
+
+dt require_compute_dtype(std::initializer_list<const nnrt_tensor_desc *> ts) {
+  int32_t t0 = (*ts.begin())->dtype;
+  for (const nnrt_tensor_desc *t : ts)
+    require(t->dtype == t0, "operands of different dtypes");
+  if (t0 != NNRT_DTYPE_F32 && t0 != NNRT_DTYPE_BF16)
+    refuse(std::string("this op computes in f32 or bf16 only [got ") + dtype_name(t0) + "]");
+  return dnnl_type(t0);
+}
+
+dims dims_of(const nnrt_tensor_desc &t) {
+  if (t.ndim == 0) return {1};
+  return dims(t.dims, t.dims + t.ndim);
+}
+
+namespace {
+// Gives size-1 dims the stride a dense row-major layout would have there: no address changes
+// (their index is always 0), and oneDNN then recognizes plain layouts such as nchw.
+dims normalized_strides(const dims &ds, dims st) {
+  for (int d = static_cast<int>(ds.size()) - 1; d >= 0; --d)
+    if (ds[d] == 1) st[d] = (d == static_cast<int>(ds.size()) - 1) ? 1 : st[d + 1] * ds[d + 1];
+  return st;
+}
+}  // namespace
+
+md strided_desc(const dims &ds, dt type, const dims &strides) { return md(ds, type, normalized_strides(ds, strides)); }
+
+md memory_desc(const nnrt_tensor_desc &t, dt type) {
+  if (t.ndim == 0) return md({1}, type, dims{1});
+  dims ds = dims_of(t);
+  return md(ds, type, normalized_strides(ds, dims(t.strides, t.strides + t.ndim)));
+}
+
+md memory_desc(const nnrt_tensor_desc &t) { return memory_desc(t, dnnl_type(t.dtype)); }
+
+md broadcast_desc(const nnrt_tensor_desc &t) {
+  if (t.ndim == 0) return md({1}, dnnl_type(t.dtype), dims{1});
+  dims ds = dims_of(t);
+  dims st(t.strides, t.strides + t.ndim);
+  for (size_t d = 0; d < ds.size(); ++d)
+    if (st[d] == 0) ds[d] = 1;
+  return md(ds, dnnl_type(t.dtype), normalized_strides(ds, st));
+}
+
+md dense_desc(const nnrt_tensor_desc &t, dt type) {
+  dims ds = dims_of(t);
+  dims st(ds.size());
+  dnnl::memory::dim s = 1;
+  for (int d = static_cast<int>(ds.size()) - 1; d >= 0; --d) {
+    st[d] = s;
+    s *= ds[d];
+  }
+  return md(ds, type, st);
+}
+
+bool has_zero_stride(const nnrt_tensor_desc &t) {
+  for (int i = 0; i < t.ndim; ++i)
+    if (t.strides[i] == 0 && t.dims[i] > 1) return true;
+  return false;
+}
+
+bool same_layout(const nnrt_tensor_desc &a, const nnrt_tensor_desc &b) {
+  if (a.ndim != b.ndim) return false;
+  for (int i = 0; i < a.ndim; ++i)
+    if (a.dims[i] != b.dims[i] || (a.dims[i] > 1 && a.strides[i] != b.strides[i])) return false;
+  return true;
+}
+
+dnnl::primitive_attr base_attr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// ---- bridges -------------------------------------------------------------------------------
+
+void Bridge::build(const md &from, const md &to, WorkspaceLayout &layout, bool plan_only) {
+  dnnl::reorder::primitive_desc pd(cpu_engine(), from, cpu_engine(), to, base_attr());
+  layout.need_scratchpad(pd);
+  slot_ = layout.add_buffer(inner_.get_size());
+  if (!plan_only) reorder_ = dnnl::reorder(pd);
+}
+
+Bridge Bridge::to_inner(const md &user, const md &inner, WorkspaceLayout &layout, bool plan_only) {
+  Bridge b;
+  b.user_ = user;
+  b.inner_ = inner;
+  b.needed_ = !(user == inner);
+  if (b.needed_) b.build(user, inner, layout, plan_only);
+  return b;
+}
+
+Bridge Bridge::to_user(const md &inner, const md &user, WorkspaceLayout &layout, bool plan_only) {
+  Bridge b;
+  b.user_ = user;
+  b.inner_ = inner;
+  b.needed_ = !(user == inner);
+  if (b.needed_) b.build(inner, user, layout, plan_only);
+  return b;
+}
+
+dnnl::memory Bridge::in(const Run &r, int input_index) const {
+  dnnl::memory user = r.input(user_, input_index);
+  if (!needed_) return user;
+  dnnl::memory inner = r.buffer(inner_, slot_);
+  r.execute(reorder_, {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, inner}});
+  return inner;
+}
+
+dnnl::memory Bridge::out(const Run &r, int output_index) const {
+  return needed_ ? r.buffer(inner_, slot_) : r.output(user_, output_index);
+}
+
+void Bridge::finish(const Run &r, const dnnl::memory &written, int output_index) const {
+  if (!needed_) return;
+  r.execute(reorder_, {{DNNL_ARG_FROM, written}, {DNNL_ARG_TO, r.output(user_, output_index)}});
+}
+
+Bridge readable_input(const nnrt_tensor_desc &t, const md &like, WorkspaceLayout &layout, bool plan_only) {
+  return Bridge::to_inner(memory_desc(t), has_zero_stride(t) ? like : memory_desc(t), layout, plan_only);
+}
+
+bool is_reference_impl(const dnnl::primitive_desc_base &pd) {
+  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+}
+
+void log_impl(const char *what, const dnnl::primitive_desc_base &pd) {
+  log_debug(std::string(what) + ": " + pd.impl_info_str());
+}
+
+// ---- eltwise algorithms --------------------------------------------------------------------
+
+EltwiseAlg eltwise_forward_alg(int32_t unary_alg, double alpha, double beta) {
+  using a = dnnl::algorithm;
+  const float fa = static_cast<float>(alpha), fb = static_cast<float>(beta);
+  switch (unary_alg) {
+    case NNRT_UNARY_IDENTITY: return {a::eltwise_linear, 1.f, 0.f};
+    case NNRT_UNARY_NEG: return {a::eltwise_linear, -1.f, 0.f};
+    case NNRT_UNARY_ABS: return {a::eltwise_abs, 0.f, 0.f};
+    case NNRT_UNARY_EXP: refuse("oneDNN's exp turns NaN into +inf");
+    // oneDNN's log is an approximation (a few ulp) that gives finite values for 0 and negatives.
+    case NNRT_UNARY_LOG: refuse("oneDNN's log is approximate and wrong for 0 and negative inputs");
+    case NNRT_UNARY_SQRT: return {a::eltwise_sqrt, 0.f, 0.f};
+    case NNRT_UNARY_SQUARE: return {a::eltwise_square, 0.f, 0.f};
+    // oneDNN's relu turns NaN into 0 (nnrt keeps NaN). ELU with alpha 0 is relu for every other
+    // input (x > 0 ? x : 0 * (exp(x) - 1), a zero, -0 for negatives) and keeps NaN.
+    case NNRT_UNARY_RELU: return {a::eltwise_elu, 0.f, 0.f};
+    case NNRT_UNARY_LEAKY_RELU: return {a::eltwise_relu, fa, 0.f};
+    case NNRT_UNARY_ELU: return {a::eltwise_elu, fa, 0.f};
+    case NNRT_UNARY_GELU: return {a::eltwise_gelu_erf, 0.f, 0.f};
+    case NNRT_UNARY_SIGMOID: return {a::eltwise_logistic, 0.f, 0.f};
+    case NNRT_UNARY_TANH: return {a::eltwise_tanh, 0.f, 0.f};
+    case NNRT_UNARY_LINEAR: return {a::eltwise_linear, fa, fb};
+    case NNRT_UNARY_CLIP: refuse("oneDNN's clip turns NaN into the lower bound");
+    case NNRT_UNARY_SIGN: refuse("oneDNN has no sign eltwise");
+    default: refuse("unknown unary alg [" + std::to_string(unary_alg) + "]");
+  }
+}
+
+dnnl::post_ops fused_post_ops(int32_t fused, double alpha, double beta, bool finite_inputs) {
+  dnnl::post_ops ops;
+  if (fused == NNRT_UNARY_NONE || fused == NNRT_UNARY_IDENTITY) return ops;
+  if (fused == NNRT_UNARY_RELU && finite_inputs) {
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    return ops;
+  }
+  EltwiseAlg e = eltwise_forward_alg(fused, alpha, beta);
+  ops.append_eltwise(1.f, e.alg, e.alpha, e.beta);
+  return ops;
+}
+
+}  // namespace nnrt::onednn

@@ -1,0 +1,185 @@
+// NNRT_OP_POOL2D and NNRT_OP_POOL2D_BACKWARD through oneDNN's pooling_v2 primitive: max, average
+// including padding, average excluding padding; f32 or bf16, NCHW with any strides.
+//
+// Max-pool backward needs the forward pass's workspace (where each max was), which nnrt does not
+// keep, so op_run first runs the forward training primitive on x into workspace buffers. oneDNN
+// keeps the first maximum of a window in row-major order, as nnrt does (the conformance suite
+// checks it with tied inputs).
+//
+// NaN and -inf: oneDNN's max skips NaN and starts from -FLT_MAX; nnrt's propagates NaN and gives
+// -inf for a window of -inf. Max pooling therefore scans x first (one read, the cost of a fraction
+// of the op) and computes exactly, in onednn_pool_exact.cpp, when x holds either.
+//
+// Refused: windows that lie wholly in padding. nnrt defines them (-inf for max, 0 for average);
+// oneDNN gives -FLT_MAX for max and divides by zero for average excluding padding.
+#include "onednn_common.h"
+#include "onednn_pool_exact.h"
+#include "onednn_special_values.h"
+
+namespace nnrt::onednn {
+namespace {
+
+struct PoolGeometry {
+  dims strides, kernel, pad_l, pad_r;
+  dims dilation{0, 0};  // oneDNN counts the gaps: 0 = dense
+  MaxPoolShape exact;   // for the exact path
+};
+
+// True when max pooling must take the exact path for this x.
+bool needs_exact_max(const void *x, const nnrt_tensor_desc &xd) {
+  return (find_special_values(x, xd) & (kNaN | kNegInf)) != 0;
+}
+
+dnnl::algorithm pool_alg(int32_t alg) {
+  switch (alg) {
+    case NNRT_POOL_MAX: return dnnl::algorithm::pooling_max;
+    case NNRT_POOL_AVG_INCLUDE_PAD: return dnnl::algorithm::pooling_avg_include_padding;
+    case NNRT_POOL_AVG_EXCLUDE_PAD: return dnnl::algorithm::pooling_avg_exclude_padding;
+    default: refuse("pool: unknown alg [" + std::to_string(alg) + "]");
+  }
+}
+
+// Checks the shapes of input [N,C,H,W] and output [N,C,OH,OW] against the attributes, and that no
+// window lies wholly in padding (windows move monotonically, so the first and the last tell).
+PoolGeometry pool_geometry(const nnrt_op_attrs &a, const nnrt_tensor_desc &in, const nnrt_tensor_desc &out) {
+  require(in.ndim == 4 && out.ndim == 4, "pool: tensors must be NCHW");
+  require(in.dims[0] == out.dims[0] && in.dims[1] == out.dims[1], "pool: N and C of input and output differ");
+  PoolGeometry g;
+  for (int i = 0; i < 2; ++i) {
+    const int64_t k = a.kernel[i], s = a.stride[i], pb = a.pad[i], pe = a.pad[i + 2];
+    const int64_t n = in.dims[2 + i], o = out.dims[2 + i];
+    require(k >= 1 && s >= 1 && pb >= 0 && pe >= 0, "pool: bad kernel, stride or padding");
+    require(n + pb + pe >= k && (n + pb + pe - k) / s + 1 == o, "pool: output size does not match the attributes");
+    require(pb < k, "pool: the first window lies wholly in padding");
+    require((o - 1) * s - pb < n, "pool: the last window lies wholly in padding");
+    g.strides.push_back(s);
+    g.kernel.push_back(k);
+    g.pad_l.push_back(pb);
+    g.pad_r.push_back(pe);
+  }
+  g.exact = MaxPoolShape{in.dims[2], in.dims[3], a.kernel[0], a.kernel[1], a.stride[0], a.stride[1], a.pad[0], a.pad[1]};
+  return g;
+}
+
+dnnl::pooling_v2_forward::desc forward_desc(dnnl::prop_kind prop, dnnl::algorithm alg, const md &src, const md &dst,
+                                             const PoolGeometry &g) {
+  return dnnl::pooling_v2_forward::desc(prop, alg, src, dst, g.strides, g.kernel, g.dilation, g.pad_l, g.pad_r);
+}
+
+class PoolOp : public Op {
+ public:
+  PoolOp(const nnrt_op_desc &d, const PoolGeometry &g, bool plan_only)
+      : y_(memory_desc(d.outputs[0])), is_max_(d.attrs.alg == NNRT_POOL_MAX), exact_(g.exact),
+        x_desc_(d.inputs[0]), y_desc_(d.outputs[0]) {
+    x_ = readable_input(d.inputs[0], dense_desc(d.inputs[0], y_.data_type()), layout, plan_only);
+    dnnl::pooling_v2_forward::primitive_desc pd(
+        forward_desc(dnnl::prop_kind::forward_inference, pool_alg(d.attrs.alg), x_.inner(), y_, g), base_attr(),
+        cpu_engine());
+    layout.need_scratchpad(pd);
+    if (!plan_only) {
+      log_impl("pool", pd);
+      pool_ = dnnl::pooling_v2_forward(pd);
+    }
+  }
+
+  void run(const Run &r) const override {
+    const nnrt_op_args &a = r.args();
+    if (is_max_ && needs_exact_max(a.inputs[0], x_desc_))
+      exact_max_pool_forward(exact_, a.inputs[0], x_desc_, a.outputs[0], y_desc_);
+    else
+      r.execute(pool_, {{DNNL_ARG_SRC, x_.in(r, 0)}, {DNNL_ARG_DST, r.output(y_, 0)}});
+  }
+
+ private:
+  md y_;
+  bool is_max_;
+  MaxPoolShape exact_;
+  nnrt_tensor_desc x_desc_, y_desc_;
+  Bridge x_;
+  dnnl::pooling_v2_forward pool_;
+};
+
+class PoolBackwardOp : public Op {
+ public:
+  PoolBackwardOp(const nnrt_op_desc &d, const PoolGeometry &g, bool plan_only)
+      : dx_(memory_desc(d.outputs[0])), is_max_(d.attrs.alg == NNRT_POOL_MAX), exact_(g.exact),
+        dy_desc_(d.inputs[0]), x_desc_(d.inputs[1]), dx_desc_(d.outputs[0]) {
+    const nnrt_tensor_desc &dy = d.inputs[0], &x = d.inputs[1];
+    dnnl::algorithm alg = pool_alg(d.attrs.alg);
+    dy_ = readable_input(dy, dense_desc(dy, dx_.data_type()), layout, plan_only);
+    // The forward pass is rerun on x laid out like dx, so that the forward and backward
+    // primitives agree on the workspace.
+    if (is_max_) x_ = Bridge::to_inner(memory_desc(x), dx_, layout, plan_only);
+    dnnl::pooling_v2_forward::primitive_desc fwd(
+        forward_desc(dnnl::prop_kind::forward_training, alg, dx_, dy_.inner(), g), base_attr(), cpu_engine());
+    dnnl::pooling_v2_backward::primitive_desc bwd(
+        dnnl::pooling_v2_backward::desc(alg, dx_, dy_.inner(), g.strides, g.kernel, g.dilation, g.pad_l, g.pad_r),
+        base_attr(), cpu_engine(), fwd);
+    layout.need_scratchpad(bwd);
+    if (is_max_) {
+      layout.need_scratchpad(fwd);
+      y_md_ = fwd.dst_desc();
+      ws_md_ = fwd.workspace_desc();
+      y_slot_ = layout.add_buffer(y_md_.get_size());
+      ws_slot_ = layout.add_buffer(ws_md_.get_size());
+    }
+    if (!plan_only) {
+      log_impl("pool backward", bwd);
+      if (is_max_) forward_ = dnnl::pooling_v2_forward(fwd);
+      backward_ = dnnl::pooling_v2_backward(bwd);
+    }
+  }
+
+  void run(const Run &r) const override {
+    const nnrt_op_args &a = r.args();
+    if (is_max_ && needs_exact_max(a.inputs[1], x_desc_)) {
+      exact_max_pool_backward(exact_, a.inputs[0], dy_desc_, a.inputs[1], x_desc_, a.outputs[0], dx_desc_);
+      return;
+    }
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_DIFF_DST, dy_.in(r, 0)},
+                                               {DNNL_ARG_DIFF_SRC, r.output(dx_, 0)}};
+    if (is_max_) {
+      dnnl::memory ws = r.buffer(ws_md_, ws_slot_);
+      r.execute(forward_, {{DNNL_ARG_SRC, x_.in(r, 1)}, {DNNL_ARG_DST, r.buffer(y_md_, y_slot_)},
+                           {DNNL_ARG_WORKSPACE, ws}});
+      args.emplace(DNNL_ARG_WORKSPACE, ws);
+    }
+    r.execute(backward_, std::move(args));
+  }
+
+ private:
+  md dx_;
+  bool is_max_;
+  MaxPoolShape exact_;
+  nnrt_tensor_desc dy_desc_, x_desc_, dx_desc_;
+  Bridge dy_, x_;
+  md y_md_, ws_md_;
+  int y_slot_ = -1, ws_slot_ = -1;
+  dnnl::pooling_v2_forward forward_;
+  dnnl::pooling_v2_backward backward_;
+};
+
+}  // namespace
+
+std::unique_ptr<Op> make_pool(const Build &b) {
+  const nnrt_op_desc &d = b.desc;
+  check_common(d, 1, 1, 1, 1);
+  require_compute_dtype({&d.inputs[0], &d.outputs[0]});
+  PoolGeometry g = pool_geometry(d.attrs, d.inputs[0], d.outputs[0]);
+  auto op = std::make_unique<PoolOp>(d, g, b.plan_only);
+  return b.plan_only ? nullptr : std::move(op);
+}
+
+std::unique_ptr<Op> make_pool_backward(const Build &b) {
+  const nnrt_op_desc &d = b.desc;
+  check_common(d, 2, 2, 1, 1);
+  const nnrt_tensor_desc &dy = d.inputs[0], &x = d.inputs[1], &dx = d.outputs[0];
+  require_compute_dtype({&dy, &x, &dx});
+  require(x.ndim == 4 && dx.ndim == 4, "pool backward: tensors must be NCHW");
+  for (int i = 0; i < 4; ++i) require(x.dims[i] == dx.dims[i], "pool backward: x and dx dims differ");
+  PoolGeometry g = pool_geometry(d.attrs, dx, dy);
+  auto op = std::make_unique<PoolBackwardOp>(d, g, b.plan_only);
+  return b.plan_only ? nullptr : std::move(op);
+}
+
+}  // namespace nnrt::onednn

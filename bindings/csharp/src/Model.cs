@@ -1,0 +1,103 @@
+using System;
+
+namespace Nnrt
+{
+    /// <summary>A network built from a JSON config, with its parameters (nnrt_model). Safe to share
+    /// between threads: Predict may run on several threads at once, also while a trainer trains it.
+    /// A trainer keeps its model alive, so disposing the model first is fine.</summary>
+    public sealed class Model : IDisposable
+    {
+        /// <summary>The owned native handle.</summary>
+        public ModelHandle Handle { get; private set; }
+
+        /// <summary>The context the model was built on; arrays it returns belong to it.</summary>
+        public Context Context { get; private set; }
+
+        private Model(Context context, ModelHandle handle)
+        {
+            Context = context;
+            Handle = handle;
+        }
+
+        /// <summary>Builds a model from a JSON config: "input" (one example's shape), optional "seed",
+        /// and "layers" (a sequence) or "nodes" + "outputs" (a graph), as nnrt.h describes at
+        /// nnrt_model_create.</summary>
+        /// <exception cref="NnrtException">InvalidArgument for a bad config (the message names the layer
+        /// and key); Shape when a layer's input does not fit it.</exception>
+        public Model(Context context, string configJson)
+        {
+            ModelHandle handle;
+            Check.Ok(Native.nnrt_model_create(context.Handle, Utf8.Encode(configJson), out handle));
+            Context = context;
+            Handle = handle;
+        }
+
+        /// <summary>Loads a model saved by <see cref="Save"/> or <see cref="Trainer.Save"/> onto context.</summary>
+        /// <exception cref="NnrtException">Io, Corrupt (the message says what is wrong) or Version.</exception>
+        public static Model Load(Context context, string path)
+        {
+            ModelHandle handle;
+            Check.Ok(Native.nnrt_model_load(context.Handle, Utf8.Encode(path), out handle));
+            return new Model(context, handle);
+        }
+
+        /// <summary>Saves config and parameters as one safetensors file, atomically.</summary>
+        public void Save(string path) { Check.Ok(Native.nnrt_model_save(Handle, Utf8.Encode(path))); }
+
+        /// <summary>Runs the model on a batch [N, input shape...] and returns the first output as a new F32
+        /// array [N, output shape...] (for an output layer: its activation, e.g. class probabilities).</summary>
+        public NdArray Predict(NdArray input)
+        {
+            ArrayHandle output;
+            Check.Ok(Native.nnrt_model_predict(Handle, input.Handle, out output));
+            return new NdArray(Context, output);
+        }
+
+        /// <summary>The model as JSON: layers with output shapes, parameters and the backend running each
+        /// op, "total_params" and "trainable_params".</summary>
+        public string Summary()
+        {
+            return Utf8.Query((byte[] buf, UIntPtr cap, out UIntPtr len) =>
+                              Native.nnrt_model_summary(Handle, buf, cap, out len));
+        }
+
+        /// <summary>The number of parameter elements (weights, biases and statistics).</summary>
+        public long ParamCount
+        {
+            get
+            {
+                long count;
+                Check.Ok(Native.nnrt_model_param_count(Handle, out count));
+                return count;
+            }
+        }
+
+        /// <summary>A copy of the parameter `name` (e.g. "layer0.weight") as a new F32 array.</summary>
+        /// <exception cref="NnrtException">InvalidArgument for an unknown name (the message lists them).</exception>
+        public NdArray GetParam(string name)
+        {
+            ArrayHandle value;
+            Check.Ok(Native.nnrt_model_get_param(Handle, Utf8.Encode(name), out value));
+            return new NdArray(Context, value);
+        }
+
+        /// <summary>Copies value into the parameter `name`; a float value of another dtype is converted.</summary>
+        /// <exception cref="NnrtException">Shape when the shapes differ; DType for a non-float value.</exception>
+        public void SetParam(string name, NdArray value)
+        {
+            Check.Ok(Native.nnrt_model_set_param(Handle, Utf8.Encode(name), value.Handle));
+        }
+
+        /// <summary>Evaluates the model on every example of data: accuracy and per-class metrics for class
+        /// labels, MSE/MAE/R^2 for float targets.</summary>
+        public Evaluation Evaluate(Dataset data)
+        {
+            EvaluationHandle evaluation;
+            Check.Ok(Native.nnrt_model_evaluate(Handle, data.Handle, out evaluation));
+            return new Evaluation(evaluation);
+        }
+
+        /// <summary>Releases this reference to the model.</summary>
+        public void Dispose() { Handle.Dispose(); }
+    }
+}

@@ -1,0 +1,312 @@
+package nnrt
+
+// The C side of models, datasets, trainers and evaluations: one C shim per fallible call, which
+// copies nnrt_last_error() inside the same cgo call (see nnrt_go.h), and a Go function around it.
+
+// #include "nnrt_go.h"
+//
+// static nnrt_status nnrt_go_model_create(nnrt_context *ctx, const char *config, nnrt_model **out,
+//                                         char **err) {
+//   NNRT_GO_CALL(nnrt_model_create(ctx, config, out));
+// }
+// static nnrt_status nnrt_go_model_load(nnrt_context *ctx, const char *path, nnrt_model **out,
+//                                       char **err) {
+//   NNRT_GO_CALL(nnrt_model_load(ctx, path, out));
+// }
+// static nnrt_status nnrt_go_model_save(const nnrt_model *m, const char *path, char **err) {
+//   NNRT_GO_CALL(nnrt_model_save(m, path));
+// }
+// static nnrt_status nnrt_go_model_predict(nnrt_model *m, const nnrt_array *input,
+//                                          nnrt_array **output, char **err) {
+//   NNRT_GO_CALL(nnrt_model_predict(m, input, output));
+// }
+// static nnrt_status nnrt_go_model_param_count(const nnrt_model *m, int64_t *count, char **err) {
+//   NNRT_GO_CALL(nnrt_model_param_count(m, count));
+// }
+// static nnrt_status nnrt_go_model_get_param(const nnrt_model *m, const char *name,
+//                                            nnrt_array **out, char **err) {
+//   NNRT_GO_CALL(nnrt_model_get_param(m, name, out));
+// }
+// static nnrt_status nnrt_go_model_set_param(nnrt_model *m, const char *name,
+//                                            const nnrt_array *value, char **err) {
+//   NNRT_GO_CALL(nnrt_model_set_param(m, name, value));
+// }
+// static nnrt_status nnrt_go_model_evaluate(nnrt_model *m, nnrt_dataset *data,
+//                                           nnrt_evaluation **out, char **err) {
+//   NNRT_GO_CALL(nnrt_model_evaluate(m, data, out));
+// }
+// NNRT_GO_STRING_SHIM(nnrt_model_summary, const nnrt_model *)
+//
+// static nnrt_status nnrt_go_dataset_from_arrays(nnrt_context *ctx, const nnrt_array *features,
+//                                                const nnrt_array *labels, nnrt_dataset **out,
+//                                                char **err) {
+//   NNRT_GO_CALL(nnrt_dataset_from_arrays(ctx, features, labels, out));
+// }
+// static nnrt_status nnrt_go_dataset_load(nnrt_context *ctx, const char *spec, nnrt_dataset **out,
+//                                         char **err) {
+//   NNRT_GO_CALL(nnrt_dataset_load(ctx, spec, out));
+// }
+// static nnrt_status nnrt_go_dataset_size(const nnrt_dataset *d, int64_t *n, char **err) {
+//   NNRT_GO_CALL(nnrt_dataset_size(d, n));
+// }
+// static nnrt_status nnrt_go_dataset_examples(nnrt_context *ctx, const nnrt_dataset *d,
+//                                             int64_t start, int64_t count, nnrt_array **features,
+//                                             nnrt_array **labels, char **err) {
+//   NNRT_GO_CALL(nnrt_dataset_examples(ctx, d, start, count, features, labels));
+// }
+//
+// extern int nnrt_go_progress_trampoline(const nnrt_progress *p, void *user);
+// static nnrt_status nnrt_go_trainer_create(nnrt_model *m, const char *options, nnrt_trainer **out,
+//                                           char **err) {
+//   NNRT_GO_CALL(nnrt_trainer_create(m, options, out));
+// }
+// // sink is a runtime/cgo.Handle number (0 for none), handed to nnrt as the user pointer.
+// static nnrt_status nnrt_go_trainer_set_progress(nnrt_trainer *t, uintptr_t sink, char **err) {
+//   NNRT_GO_CALL(nnrt_trainer_set_progress(t, sink ? nnrt_go_progress_trampoline : NULL,
+//                                          (void *)sink));
+// }
+// static nnrt_status nnrt_go_trainer_step(nnrt_trainer *t, const nnrt_array *x,
+//                                         const nnrt_array *y, double *loss, char **err) {
+//   NNRT_GO_CALL(nnrt_trainer_step(t, x, y, loss));
+// }
+// static nnrt_status nnrt_go_trainer_fit(nnrt_trainer *t, nnrt_dataset *train,
+//                                        nnrt_dataset *validation, int32_t epochs, char **err) {
+//   NNRT_GO_CALL(nnrt_trainer_fit(t, train, validation, epochs));
+// }
+// static nnrt_status nnrt_go_trainer_save(const nnrt_trainer *t, const char *path, char **err) {
+//   NNRT_GO_CALL(nnrt_trainer_save(t, path));
+// }
+// static nnrt_status nnrt_go_trainer_restore(nnrt_trainer *t, const char *path, char **err) {
+//   NNRT_GO_CALL(nnrt_trainer_restore(t, path));
+// }
+// static nnrt_status nnrt_go_trainer_cancel(nnrt_trainer *t, char **err) {
+//   NNRT_GO_CALL(nnrt_trainer_cancel(t));
+// }
+// NNRT_GO_STRING_SHIM(nnrt_trainer_result, const nnrt_trainer *)
+//
+// static nnrt_status nnrt_go_evaluation_accuracy(const nnrt_evaluation *e, double *accuracy,
+//                                                char **err) {
+//   NNRT_GO_CALL(nnrt_evaluation_accuracy(e, accuracy));
+// }
+// NNRT_GO_STRING_SHIM(nnrt_evaluation_report, const nnrt_evaluation *)
+import "C"
+
+import "unsafe"
+
+func cModelCreate(ctx unsafe.Pointer, config jsonText) (unsafe.Pointer, error) {
+	text := cJSONText(config)
+	defer freeCString(text)
+	var out *C.nnrt_model
+	var msg *C.char
+	if err := errorFrom(C.nnrt_go_model_create((*C.nnrt_context)(ctx), text, &out, &msg), msg); err != nil {
+		return nil, err
+	}
+	return unsafe.Pointer(out), nil
+}
+
+func cModelLoad(ctx unsafe.Pointer, path string) (unsafe.Pointer, error) {
+	cpath := cString(path)
+	defer freeCString(cpath)
+	var out *C.nnrt_model
+	var msg *C.char
+	if err := errorFrom(C.nnrt_go_model_load((*C.nnrt_context)(ctx), cpath, &out, &msg), msg); err != nil {
+		return nil, err
+	}
+	return unsafe.Pointer(out), nil
+}
+
+func cModelSave(m unsafe.Pointer, path string) error {
+	cpath := cString(path)
+	defer freeCString(cpath)
+	var msg *C.char
+	return errorFrom(C.nnrt_go_model_save((*C.nnrt_model)(m), cpath, &msg), msg)
+}
+
+func cModelRelease(m unsafe.Pointer) { C.nnrt_model_release((*C.nnrt_model)(m)) }
+
+func cModelPredict(m, input unsafe.Pointer) (unsafe.Pointer, error) {
+	var out *C.nnrt_array
+	var msg *C.char
+	st := C.nnrt_go_model_predict((*C.nnrt_model)(m), (*C.nnrt_array)(input), &out, &msg)
+	if err := errorFrom(st, msg); err != nil {
+		return nil, err
+	}
+	return unsafe.Pointer(out), nil
+}
+
+func cModelSummary(m unsafe.Pointer) (string, error) {
+	var out, msg *C.char
+	if err := errorFrom(C.nnrt_go_nnrt_model_summary((*C.nnrt_model)(m), &out, &msg), msg); err != nil {
+		return "", err
+	}
+	return goStringFree(out), nil
+}
+
+func cModelParamCount(m unsafe.Pointer) (int64, error) {
+	var n C.int64_t
+	var msg *C.char
+	if err := errorFrom(C.nnrt_go_model_param_count((*C.nnrt_model)(m), &n, &msg), msg); err != nil {
+		return 0, err
+	}
+	return int64(n), nil
+}
+
+func cModelGetParam(m unsafe.Pointer, name string) (unsafe.Pointer, error) {
+	cname := cString(name)
+	defer freeCString(cname)
+	var out *C.nnrt_array
+	var msg *C.char
+	if err := errorFrom(C.nnrt_go_model_get_param((*C.nnrt_model)(m), cname, &out, &msg), msg); err != nil {
+		return nil, err
+	}
+	return unsafe.Pointer(out), nil
+}
+
+func cModelSetParam(m unsafe.Pointer, name string, value unsafe.Pointer) error {
+	cname := cString(name)
+	defer freeCString(cname)
+	var msg *C.char
+	return errorFrom(C.nnrt_go_model_set_param((*C.nnrt_model)(m), cname, (*C.nnrt_array)(value), &msg), msg)
+}
+
+func cModelEvaluate(m, data unsafe.Pointer) (unsafe.Pointer, error) {
+	var out *C.nnrt_evaluation
+	var msg *C.char
+	st := C.nnrt_go_model_evaluate((*C.nnrt_model)(m), (*C.nnrt_dataset)(data), &out, &msg)
+	if err := errorFrom(st, msg); err != nil {
+		return nil, err
+	}
+	return unsafe.Pointer(out), nil
+}
+
+func cDatasetFromArrays(ctx, features, labels unsafe.Pointer) (unsafe.Pointer, error) {
+	var out *C.nnrt_dataset
+	var msg *C.char
+	st := C.nnrt_go_dataset_from_arrays((*C.nnrt_context)(ctx), (*C.nnrt_array)(features),
+		(*C.nnrt_array)(labels), &out, &msg)
+	if err := errorFrom(st, msg); err != nil {
+		return nil, err
+	}
+	return unsafe.Pointer(out), nil
+}
+
+func cDatasetLoad(ctx unsafe.Pointer, spec jsonText) (unsafe.Pointer, error) {
+	text := cJSONText(spec)
+	defer freeCString(text)
+	var out *C.nnrt_dataset
+	var msg *C.char
+	if err := errorFrom(C.nnrt_go_dataset_load((*C.nnrt_context)(ctx), text, &out, &msg), msg); err != nil {
+		return nil, err
+	}
+	return unsafe.Pointer(out), nil
+}
+
+func cDatasetSize(d unsafe.Pointer) (int64, error) {
+	var n C.int64_t
+	var msg *C.char
+	if err := errorFrom(C.nnrt_go_dataset_size((*C.nnrt_dataset)(d), &n, &msg), msg); err != nil {
+		return 0, err
+	}
+	return int64(n), nil
+}
+
+// cDatasetExamples copies examples into new arrays; labels stays nil unless withLabels.
+func cDatasetExamples(ctx, d unsafe.Pointer, start, count int64, withLabels bool) (features, labels unsafe.Pointer, err error) {
+	var f, l *C.nnrt_array
+	labelsOut := &l
+	if !withLabels {
+		labelsOut = nil
+	}
+	var msg *C.char
+	st := C.nnrt_go_dataset_examples((*C.nnrt_context)(ctx), (*C.nnrt_dataset)(d), C.int64_t(start),
+		C.int64_t(count), &f, labelsOut, &msg)
+	if err := errorFrom(st, msg); err != nil {
+		return nil, nil, err
+	}
+	return unsafe.Pointer(f), unsafe.Pointer(l), nil
+}
+
+func cDatasetRelease(d unsafe.Pointer) { C.nnrt_dataset_release((*C.nnrt_dataset)(d)) }
+
+func cTrainerCreate(m unsafe.Pointer, options jsonText) (unsafe.Pointer, error) {
+	text := cJSONText(options)
+	defer freeCString(text)
+	var out *C.nnrt_trainer
+	var msg *C.char
+	if err := errorFrom(C.nnrt_go_trainer_create((*C.nnrt_model)(m), text, &out, &msg), msg); err != nil {
+		return nil, err
+	}
+	return unsafe.Pointer(out), nil
+}
+
+func cTrainerRelease(t unsafe.Pointer) { C.nnrt_trainer_release((*C.nnrt_trainer)(t)) }
+
+// cTrainerSetProgress installs the trampoline with a runtime/cgo.Handle number as the user
+// pointer, or removes the callback for 0.
+func cTrainerSetProgress(t unsafe.Pointer, sink uintptr) error {
+	var msg *C.char
+	return errorFrom(C.nnrt_go_trainer_set_progress((*C.nnrt_trainer)(t), C.uintptr_t(sink), &msg), msg)
+}
+
+func cTrainerStep(t, x, y unsafe.Pointer) (float64, error) {
+	var loss C.double
+	var msg *C.char
+	st := C.nnrt_go_trainer_step((*C.nnrt_trainer)(t), (*C.nnrt_array)(x), (*C.nnrt_array)(y), &loss, &msg)
+	if err := errorFrom(st, msg); err != nil {
+		return 0, err
+	}
+	return float64(loss), nil
+}
+
+func cTrainerFit(t, train, validation unsafe.Pointer, epochs int) error {
+	var msg *C.char
+	st := C.nnrt_go_trainer_fit((*C.nnrt_trainer)(t), (*C.nnrt_dataset)(train),
+		(*C.nnrt_dataset)(validation), C.int32_t(epochs), &msg)
+	return errorFrom(st, msg)
+}
+
+func cTrainerResult(t unsafe.Pointer) (string, error) {
+	var out, msg *C.char
+	if err := errorFrom(C.nnrt_go_nnrt_trainer_result((*C.nnrt_trainer)(t), &out, &msg), msg); err != nil {
+		return "", err
+	}
+	return goStringFree(out), nil
+}
+
+func cTrainerSave(t unsafe.Pointer, path string) error {
+	cpath := cString(path)
+	defer freeCString(cpath)
+	var msg *C.char
+	return errorFrom(C.nnrt_go_trainer_save((*C.nnrt_trainer)(t), cpath, &msg), msg)
+}
+
+func cTrainerRestore(t unsafe.Pointer, path string) error {
+	cpath := cString(path)
+	defer freeCString(cpath)
+	var msg *C.char
+	return errorFrom(C.nnrt_go_trainer_restore((*C.nnrt_trainer)(t), cpath, &msg), msg)
+}
+
+func cTrainerCancel(t unsafe.Pointer) error {
+	var msg *C.char
+	return errorFrom(C.nnrt_go_trainer_cancel((*C.nnrt_trainer)(t), &msg), msg)
+}
+
+func cEvaluationAccuracy(e unsafe.Pointer) (float64, error) {
+	var acc C.double
+	var msg *C.char
+	if err := errorFrom(C.nnrt_go_evaluation_accuracy((*C.nnrt_evaluation)(e), &acc, &msg), msg); err != nil {
+		return 0, err
+	}
+	return float64(acc), nil
+}
+
+func cEvaluationReport(e unsafe.Pointer) (string, error) {
+	var out, msg *C.char
+	if err := errorFrom(C.nnrt_go_nnrt_evaluation_report((*C.nnrt_evaluation)(e), &out, &msg), msg); err != nil {
+		return "", err
+	}
+	return goStringFree(out), nil
+}
+
+func cEvaluationRelease(e unsafe.Pointer) { C.nnrt_evaluation_release((*C.nnrt_evaluation)(e)) }

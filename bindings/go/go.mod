@@ -1,0 +1,3 @@
+module nnrt
+
+go 1.19

@@ -1,0 +1,155 @@
+package nnrt
+
+import (
+	"runtime"
+	"unsafe"
+)
+
+// Model is a network built from a JSON config, with its parameters. A Model is safe for
+// concurrent use: many goroutines may Predict at once, also while a Trainer trains it. It keeps
+// its context alive, and a trainer keeps its model alive, so the Model may be closed first.
+type Model struct {
+	h cHandle
+}
+
+func wrapModel(p unsafe.Pointer) *Model {
+	m := &Model{h: newCHandle("model", p, cModelRelease)}
+	runtime.SetFinalizer(m, (*Model).Close)
+	return m
+}
+
+func (m *Model) handle() *cHandle {
+	if m == nil {
+		return nil
+	}
+	return &m.h
+}
+
+// NewModel builds a model from a config: JSON text, or a map or struct that marshals to it (see
+// nnrt_model_create in nnrt.h for layers, graphs, activations and initialisers).
+func (c *Context) NewModel(config any) (*Model, error) {
+	text, err := toJSON(config)
+	if err != nil {
+		return nil, err
+	}
+	cp, err := c.borrow()
+	if err != nil {
+		return nil, err
+	}
+	defer c.h.giveBack()
+	p, err := cModelCreate(cp, text)
+	if err != nil {
+		return nil, err
+	}
+	return wrapModel(p), nil
+}
+
+// LoadModel loads a model saved by Model.Save or Trainer.Save, checking the file before using it
+// (ErrCorrupt for a damaged file, ErrVersion for one from a newer nnrt).
+func (c *Context) LoadModel(path string) (*Model, error) {
+	cp, err := c.borrow()
+	if err != nil {
+		return nil, err
+	}
+	defer c.h.giveBack()
+	p, err := cModelLoad(cp, path)
+	if err != nil {
+		return nil, err
+	}
+	return wrapModel(p), nil
+}
+
+// Save writes the config and parameters to path as one safetensors file, atomically.
+func (m *Model) Save(path string) error {
+	p, err := m.handle().borrow()
+	if err != nil {
+		return err
+	}
+	defer m.h.giveBack()
+	return cModelSave(p, path)
+}
+
+// Predict runs the model on a batch shaped [N, <input shape>] and returns its first output as a
+// new F32 array [N, <output shape>] (for an output layer, e.g. class probabilities).
+func (m *Model) Predict(input *Array) (*Array, error) {
+	ptrs, giveBack, err := borrowAll([]*cHandle{m.handle(), input.handle()})
+	if err != nil {
+		return nil, err
+	}
+	defer giveBack()
+	p, err := cModelPredict(ptrs[0], ptrs[1])
+	if err != nil {
+		return nil, err
+	}
+	return wrapArray(p)
+}
+
+// Summary describes the model as JSON: layers with output shapes, parameters and the backend that
+// ran each op, and the parameter totals.
+func (m *Model) Summary() (string, error) {
+	p, err := m.handle().borrow()
+	if err != nil {
+		return "", err
+	}
+	defer m.h.giveBack()
+	return cModelSummary(p)
+}
+
+// ParamCount returns the number of parameter elements (weights, biases and statistics).
+func (m *Model) ParamCount() (int64, error) {
+	p, err := m.handle().borrow()
+	if err != nil {
+		return 0, err
+	}
+	defer m.h.giveBack()
+	return cModelParamCount(p)
+}
+
+// Param returns a copy of the parameter name (such as "conv1.weight") as a new F32 array.
+func (m *Model) Param(name string) (*Array, error) {
+	p, err := m.handle().borrow()
+	if err != nil {
+		return nil, err
+	}
+	defer m.h.giveBack()
+	a, err := cModelGetParam(p, name)
+	if err != nil {
+		return nil, err
+	}
+	return wrapArray(a)
+}
+
+// SetParam copies value, which must have the parameter's shape, into the parameter name; a float
+// value of another dtype is converted.
+func (m *Model) SetParam(name string, value *Array) error {
+	ptrs, giveBack, err := borrowAll([]*cHandle{m.handle(), value.handle()})
+	if err != nil {
+		return err
+	}
+	defer giveBack()
+	return cModelSetParam(ptrs[0], name, ptrs[1])
+}
+
+// Evaluate runs the model over every example of data and returns the metrics.
+func (m *Model) Evaluate(data *Dataset) (*Evaluation, error) {
+	ptrs, giveBack, err := borrowAll([]*cHandle{m.handle(), data.handle()})
+	if err != nil {
+		return nil, err
+	}
+	defer giveBack()
+	p, err := cModelEvaluate(ptrs[0], ptrs[1])
+	if err != nil {
+		return nil, err
+	}
+	return wrapEvaluation(p), nil
+}
+
+// Close releases the caller's reference; a trainer of the model keeps it alive. Calling Close
+// again does nothing.
+func (m *Model) Close() {
+	if m == nil {
+		return
+	}
+	runtime.SetFinalizer(m, nil)
+	m.h.close()
+}

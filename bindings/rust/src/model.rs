@@ -1,0 +1,135 @@
+//! [`Model`]: a network built from a JSON config, with its parameters.
+
+use std::fmt;
+use std::path::Path;
+use std::ptr::NonNull;
+
+use crate::array::Array;
+use crate::context::{Context, non_null};
+use crate::dataset::Dataset;
+use crate::error::{Result, c_path, c_string, check};
+use crate::evaluation::Evaluation;
+use crate::sys;
+use crate::text::read_string;
+
+/// A network built from a JSON config, with its parameters (`nnrt_model`).
+///
+/// Models may be shared between threads (`Send + Sync`): [`predict`](Model::predict) runs from many
+/// threads at once, also while a [`Trainer`](crate::Trainer) trains the model on another thread. A
+/// model keeps its context alive, and a trainer keeps its model alive.
+pub struct Model {
+    raw: NonNull<sys::nnrt_model>,
+}
+
+// SAFETY: the C API states models may be shared between threads.
+unsafe impl Send for Model {}
+// SAFETY: as above; nnrt takes the model's own lock in every call that reads or writes parameters.
+unsafe impl Sync for Model {}
+
+impl Model {
+    /// Builds a model from a JSON config on the context's backend, such as
+    /// `{"input": [4], "layers": [{"type": "dense", "units": 8, "activation": "relu"},
+    /// {"type": "output", "units": 3, "loss": "nll"}]}`. Layer kinds and keys are listed at
+    /// `nnrt_model_create` in nnrt.h.
+    pub fn new(ctx: &Context, config_json: &str) -> Result<Model> {
+        let config = c_string("config_json", config_json)?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: config is a valid C string; raw receives the new handle.
+        check(unsafe { sys::nnrt_model_create(ctx.as_raw(), config.as_ptr(), &mut raw) })?;
+        Ok(Model { raw: non_null(raw, "nnrt_model_create")? })
+    }
+
+    /// Loads a model saved by [`save`](Model::save) or [`Trainer::save`](crate::Trainer::save) onto
+    /// the context's backend. A damaged file is [`Status::Corrupt`](crate::Status::Corrupt), a missing
+    /// one [`Status::Io`](crate::Status::Io).
+    pub fn load(ctx: &Context, path: impl AsRef<Path>) -> Result<Model> {
+        let path = c_path(path.as_ref())?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: path is a valid C string; raw receives the new handle.
+        check(unsafe { sys::nnrt_model_load(ctx.as_raw(), path.as_ptr(), &mut raw) })?;
+        Ok(Model { raw: non_null(raw, "nnrt_model_load")? })
+    }
+
+    /// Saves the config and parameters to one safetensors file, atomically (a crash mid-save leaves
+    /// the previous file intact).
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        let path = c_path(path.as_ref())?;
+        // SAFETY: the handle is live; path is a valid C string.
+        check(unsafe { sys::nnrt_model_save(self.as_raw(), path.as_ptr()) })
+    }
+
+    /// Runs the model on a batch shaped `[N, <input shape>]` and returns its first output as an F32
+    /// array `[N, <output shape>]` (class probabilities for a softmax output).
+    pub fn predict(&self, input: &Array) -> Result<Array> {
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: both handles are live; raw receives the new array.
+        check(unsafe { sys::nnrt_model_predict(self.as_raw(), input.as_raw(), &mut raw) })?;
+        Array::from_raw(raw).ok_or_else(|| null_output("nnrt_model_predict"))
+    }
+
+    /// The model as JSON: layers with output shapes, parameter counts and which backend ran each op,
+    /// and the total parameter count.
+    pub fn summary(&self) -> Result<String> {
+        // SAFETY: the handle is live and the closure passes read_string's buffer through.
+        read_string(|buf, cap, len| unsafe { sys::nnrt_model_summary(self.as_raw(), buf, cap, len) })
+    }
+
+    /// The number of parameters (elements of every weight, bias and statistic).
+    pub fn param_count(&self) -> Result<i64> {
+        let mut count = 0;
+        // SAFETY: the handle is live; count is a valid out-parameter.
+        check(unsafe { sys::nnrt_model_param_count(self.as_raw(), &mut count) })?;
+        Ok(count)
+    }
+
+    /// A copy of the parameter `name` (such as `"layer0.weight"`, in PyTorch's layout) as an F32
+    /// array. An unknown name is [`Status::InvalidArgument`](crate::Status::InvalidArgument), and the
+    /// message lists the model's parameter names.
+    pub fn param(&self, name: &str) -> Result<Array> {
+        let name = c_string("parameter name", name)?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: the handle is live; name is a valid C string; raw receives the new array.
+        check(unsafe { sys::nnrt_model_get_param(self.as_raw(), name.as_ptr(), &mut raw) })?;
+        Array::from_raw(raw).ok_or_else(|| null_output("nnrt_model_get_param"))
+    }
+
+    /// Copies `value` into the parameter `name`; it must have the parameter's shape, and a float
+    /// value of another dtype is converted. Takes `&self` because nnrt locks the model itself, so
+    /// other threads may keep predicting.
+    pub fn set_param(&self, name: &str, value: &Array) -> Result<()> {
+        let name = c_string("parameter name", name)?;
+        // SAFETY: both handles are live; name is a valid C string.
+        check(unsafe { sys::nnrt_model_set_param(self.as_raw(), name.as_ptr(), value.as_raw()) })
+    }
+
+    /// Evaluates the model on every example of `data`: accuracy and per-class metrics for class
+    /// labels, MSE, MAE and R² for float targets.
+    pub fn evaluate(&self, data: &Dataset) -> Result<Evaluation> {
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: both handles are live; raw receives the new evaluation.
+        check(unsafe { sys::nnrt_model_evaluate(self.as_raw(), data.as_raw(), &mut raw) })?;
+        Ok(Evaluation::from_raw(non_null(raw, "nnrt_model_evaluate")?))
+    }
+
+    /// The raw handle, for calls through [`sys`]. It stays owned by this `Model`.
+    pub fn as_raw(&self) -> *mut sys::nnrt_model {
+        self.raw.as_ptr()
+    }
+}
+
+fn null_output(call: &str) -> crate::Error {
+    crate::Error::new(crate::Status::Internal, format!("{call} returned NNRT_OK but no array"))
+}
+
+impl Drop for Model {
+    fn drop(&mut self) {
+        // SAFETY: the handle is live and released exactly once; trainers hold their own reference.
+        unsafe { sys::nnrt_model_release(self.raw.as_ptr()) }
+    }
+}
+
+impl fmt::Debug for Model {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Model").field("raw", &self.raw).finish()
+    }
+}

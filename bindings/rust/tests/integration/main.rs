@@ -1,0 +1,14 @@
+//! The binding's integration tests, against the real libnnrt. One test binary (instead of one per
+//! file) keeps the build short; each module is one kind of test.
+
+mod common;
+
+mod abi_version;
+mod array_math;
+mod drop_order;
+mod error_paths;
+mod library_missing;
+mod logging;
+mod save_load;
+mod sharing;
+mod training;

@@ -1,0 +1,604 @@
+/*
+** nnrt.h - the public C API of nnrt, an embeddable deep-learning runtime.
+**
+** This header is the reference manual. Every function below has a comment that says what it does,
+** who owns what, and which status codes it returns. It is C99, compiles as C++, and includes only
+** <stddef.h> and <stdint.h>.
+**
+** Conventions that hold for every function:
+**
+**  - A fallible function returns an nnrt_status; NNRT_OK is 0. On failure its out-parameters are
+**    left untouched and nnrt_last_error() returns a message for the calling thread that says what
+**    was expected and what was given.
+**  - Objects returned through `**out` are owned by the caller, who releases them with the matching
+**    nnrt_X_release(). Releasing NULL does nothing. Release order is free: an object keeps alive
+**    what it depends on (an array its context, a trainer its model), and memory goes when the last
+**    user lets go.
+**  - Strings come back in the caller's buffer, snprintf-style: (buf, cap, len) writes at most cap-1
+**    bytes plus a NUL and sets *len to the full length (without the NUL). Call with cap = 0 (buf may
+**    then be NULL) to ask for the size. Nothing is allocated for the caller to free.
+**  - Configuration is UTF-8 JSON text. An unknown key, or a value of the wrong type, is
+**    NNRT_ERR_INVALID_ARGUMENT with a message naming the key; nothing is silently ignored.
+**  - Shapes are int64_t, ranks int32_t (at most NNRT_MAX_DIMS), byte counts size_t.
+**  - A handle of the wrong type (an array passed where a model is expected) is detected and refused
+**    with NNRT_ERR_INVALID_ARGUMENT. Using a handle after releasing it is undefined behaviour.
+**  - nnrt never aborts, exits, or prints to stdout. It logs through a callback (default: stderr,
+**    warnings and errors only; see nnrt_set_log_callback and NNRT_LOG_LEVEL).
+**
+** Thread safety: contexts and models may be shared between threads; arrays, datasets and
+** evaluations are immutable once made and may be read from many threads at once; a trainer is used
+** by one thread at a time (nnrt_trainer_cancel excepted).
+**
+** Environment variables read when a context is created:
+**   NNRT_BACKEND_PATH           ':'-separated folders searched for backend plugins, before the
+**                               folder holding libnnrt itself and the install libdir.
+**   NNRT_BACKEND_PRIORITY_CPU   integer priority of CPU backends (default 0).
+**   NNRT_BACKEND_PRIORITY_GPU   integer priority of GPU backends (default 100); the device kind
+**                               with the highest priority that has a usable backend is selected.
+**   NNRT_LOG_LEVEL              debug | info | warn | error (default warn).
+**   NNRT_NUM_THREADS            default thread count when the context options do not give one.
+*/
+#ifndef NNRT_H
+#define NNRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define NNRT_API __declspec(dllimport)
+#elif defined(__GNUC__)
+#define NNRT_API __attribute__((visibility("default")))
+#else
+#define NNRT_API
+#endif
+
+/* ============================================================================================== */
+/* Version and errors                                                                             */
+/* ============================================================================================== */
+
+#define NNRT_VERSION_MAJOR 0
+#define NNRT_VERSION_MINOR 1
+#define NNRT_VERSION_PATCH 0
+#define NNRT_ABI_VERSION 1 /* the soname major; bumped only on an incompatible change */
+
+/* The largest rank of an array. */
+#define NNRT_MAX_DIMS 8
+
+/* Returns the NNRT_ABI_VERSION the library was built with. A program compiled against this header
+** can compare it with its own NNRT_ABI_VERSION to detect a mismatched library at run time. */
+NNRT_API uint32_t nnrt_abi_version(void);
+
+/* Returns the library version as a static string, "MAJOR.MINOR.PATCH" (e.g. "0.1.0"). Never NULL;
+** the caller must not free it. */
+NNRT_API const char *nnrt_version_string(void);
+
+/* Status codes. Values never change meaning; new ones are appended. */
+typedef enum nnrt_status {
+  NNRT_OK = 0,
+  NNRT_ERR_INVALID_ARGUMENT = 1, /* NULL where not allowed, bad value, unknown JSON key, wrong handle */
+  NNRT_ERR_OUT_OF_MEMORY = 2,
+  NNRT_ERR_SHAPE = 3,       /* shapes do not fit together; the message gives both */
+  NNRT_ERR_DTYPE = 4,       /* a dtype the operation does not accept */
+  NNRT_ERR_UNSUPPORTED = 5, /* a valid request this build or backend cannot do */
+  NNRT_ERR_BACKEND = 6,     /* a backend failed to load or failed at run time */
+  NNRT_ERR_NO_DEVICE = 7,   /* the requested device does not exist here */
+  NNRT_ERR_IO = 8,          /* a file could not be opened, read or written */
+  NNRT_ERR_CORRUPT = 9,     /* a file or buffer is malformed, truncated or fails its checksum */
+  NNRT_ERR_VERSION = 10,    /* a file or plugin from an incompatible version */
+  NNRT_ERR_CANCELLED = 11,  /* stopped by nnrt_trainer_cancel */
+  NNRT_ERR_INTERNAL = 12    /* a bug in nnrt: please report it with the message */
+} nnrt_status;
+
+/* Returns the name of a status as a static string ("NNRT_ERR_SHAPE"), or "NNRT_ERR_UNKNOWN" for a
+** value that is not a status. Never NULL. */
+NNRT_API const char *nnrt_status_name(nnrt_status s);
+
+/* Returns the message of the last failed call on this thread, or "" if none failed yet. The string
+** is owned by nnrt and stays valid until the next nnrt call on this thread; copy it to keep it.
+** A successful call does not clear it. Never NULL. */
+NNRT_API const char *nnrt_last_error(void);
+
+/* Log levels passed to a log callback. */
+#define NNRT_LOG_DEBUG 0
+#define NNRT_LOG_INFO 1
+#define NNRT_LOG_WARN 2
+#define NNRT_LOG_ERROR 3
+
+/* A log callback: `level` is one of NNRT_LOG_*, `message` is valid only during the call, `user` is
+** the pointer given to nnrt_set_log_callback. It may be called from any thread nnrt runs on, and
+** must not call back into nnrt. */
+typedef void (*nnrt_log_fn)(int level, const char *message, void *user);
+
+/* Sends nnrt's log messages of level >= min_level to fn (process-wide). A NULL fn restores the
+** default: lines on stderr. min_level outside NNRT_LOG_DEBUG..NNRT_LOG_ERROR is clamped. The
+** default minimum level is NNRT_LOG_WARN, or the level named by NNRT_LOG_LEVEL. */
+NNRT_API void nnrt_set_log_callback(nnrt_log_fn fn, void *user, int min_level);
+
+/* ============================================================================================== */
+/* Handles and dtypes                                                                             */
+/* ============================================================================================== */
+
+/* Opaque handles. Each is created by an nnrt function and released by its nnrt_X_release. */
+typedef struct nnrt_context nnrt_context; /* backend, device, threads, memory cache */
+typedef struct nnrt_array nnrt_array;     /* a typed n-dimensional array on the context's device */
+typedef struct nnrt_dataset nnrt_dataset; /* examples and labels, in host memory, ready for batching */
+typedef struct nnrt_model nnrt_model;     /* a network built from a JSON config, with its parameters */
+typedef struct nnrt_trainer nnrt_trainer; /* an optimizer, its state, and the training loop */
+typedef struct nnrt_evaluation nnrt_evaluation; /* metrics of a model on a dataset */
+
+/* Element types. */
+typedef enum nnrt_dtype {
+  NNRT_DTYPE_F32 = 1,
+  NNRT_DTYPE_F64 = 2,
+  NNRT_DTYPE_F16 = 3,  /* IEEE 754 binary16 */
+  NNRT_DTYPE_BF16 = 4, /* bfloat16: the upper half of an f32 */
+  NNRT_DTYPE_I32 = 5,
+  NNRT_DTYPE_I64 = 6,
+  NNRT_DTYPE_U8 = 7,
+  NNRT_DTYPE_BOOL = 8 /* one byte, 0 or 1 */
+} nnrt_dtype;
+
+/* Returns the size in bytes of one element of type t, or 0 if t is not an nnrt_dtype. */
+NNRT_API size_t nnrt_dtype_size(nnrt_dtype t);
+
+/* ============================================================================================== */
+/* Context: backend, device, threads, memory cache                                                */
+/* ============================================================================================== */
+
+/* Creates a context: the backend and device that arrays live on and ops run on, a thread pool and a
+** memory cache. `options_json` may be NULL or "{}" for the defaults, or a JSON object with any of:
+**
+**   "backend"        "auto" (default: the best usable backend, chosen by device-kind priority and
+**                    then by score), "reference" (the built-in portable backend), "onednn",
+**                    "cudnn", or the name of any loaded plugin.
+**   "device"         device index on that backend (default 0).
+**   "strict"         true: an op the selected backend cannot run is an error (NNRT_ERR_UNSUPPORTED)
+**                    instead of falling back to the reference backend. Default false.
+**   "threads"        worker threads (default NNRT_NUM_THREADS, else the number of CPUs); >= 1.
+**   "deterministic"  true: bit-identical results for the same inputs, seed and thread count.
+**   "seed"           integer seed for random operations and model initialisation (default 0).
+**   "default_dtype"  "f32" (default), "f16" or "bf16": the floating-point type models compute in.
+**   "cache"          {"max_cached_bytes": n, "max_block_bytes": n}: the memory cache keeps at most
+**                    n bytes of freed blocks for reuse, and never caches a block larger than
+**                    max_block_bytes. Defaults: 1 GiB and 256 MiB. 0 disables caching.
+**
+** Plugins are searched as described at the top of this header; a plugin that fails to load is listed
+** in nnrt_context_describe with the reason and never stops the context from working.
+**
+** Returns NNRT_OK and a new context in *out (release with nnrt_context_release);
+** NNRT_ERR_INVALID_ARGUMENT for out == NULL, malformed JSON, an unknown key or a wrong type (the
+** message names the key), or an unknown backend name; NNRT_ERR_NO_DEVICE when the named backend
+** loads but has no device here, or the device index does not exist; NNRT_ERR_BACKEND when the named
+** backend's plugin failed to load or to open the device. */
+NNRT_API nnrt_status nnrt_context_create(const char *options_json, nnrt_context **out);
+
+/* Releases the caller's reference to a context. Arrays (and other objects) created from it keep it
+** alive until they are released too. NULL does nothing. */
+NNRT_API void nnrt_context_release(nnrt_context *ctx);
+
+/* Describes the context as JSON text, written into buf as the conventions above say. The object has
+** at least: "version", "abi", "backend" (the selected backend's name), "device" (index), "threads",
+** "deterministic", "strict", "default_dtype", "backends" (every usable backend, the reference one
+** included: {"name", "kind", "score", "selected", "version"}), "plugins" (every plugin file found:
+** {"name", "path", "loaded", "error"}, where "error" says why it did not load, such as a missing
+** dependency or a version mismatch), "devices" (the selected backend's devices: {"index", "name",
+** "kind", "memory_bytes"}) and "cache" ({"allocated_bytes", "cached_bytes", "peak_bytes", "hits",
+** "misses", "max_cached_bytes", "max_block_bytes"}).
+**
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong ctx, len == NULL, or buf == NULL
+** with cap > 0. */
+NNRT_API nnrt_status nnrt_context_describe(nnrt_context *ctx, char *buf, size_t cap, size_t *len);
+
+/* ============================================================================================== */
+/* Arrays                                                                                         */
+/* ============================================================================================== */
+
+/* Creates a zero-filled array of the given dtype and shape on the context's device. `ndim` is 0 (a
+** scalar) to NNRT_MAX_DIMS; `shape` has ndim entries, each >= 0 (a 0 makes an empty array), and may
+** be NULL when ndim is 0.
+**
+** Returns NNRT_OK and the array in *out (release with nnrt_array_release); NNRT_ERR_INVALID_ARGUMENT
+** for a NULL or wrong ctx, out == NULL, shape == NULL with ndim > 0, ndim < 0 or > NNRT_MAX_DIMS, a
+** negative dimension, or an element count that overflows; NNRT_ERR_DTYPE for an unknown dtype;
+** NNRT_ERR_OUT_OF_MEMORY when the device has no room. */
+NNRT_API nnrt_status nnrt_array_create(nnrt_context *ctx, nnrt_dtype dtype, int32_t ndim,
+                                       const int64_t *shape, nnrt_array **out);
+
+/* Creates an array like nnrt_array_create and copies `nbytes` bytes of row-major (C-order) element
+** data from host memory at `data` into it. nbytes must equal the element count times
+** nnrt_dtype_size(dtype). The caller keeps ownership of data; nnrt does not keep the pointer. BOOL
+** elements must be 0 or 1. data may be NULL only when nbytes is 0.
+**
+** Returns NNRT_OK and the array in *out; the errors of nnrt_array_create; NNRT_ERR_INVALID_ARGUMENT
+** when nbytes does not match (the message gives both sizes) or data is NULL. */
+NNRT_API nnrt_status nnrt_array_from_host(nnrt_context *ctx, nnrt_dtype dtype, int32_t ndim,
+                                          const int64_t *shape, const void *data, size_t nbytes,
+                                          nnrt_array **out);
+
+/* Copies the array's elements, row-major, into host memory at `data`, which must hold exactly
+** `nbytes` bytes: the element count times the dtype size (see nnrt_array_nbytes). Waits for pending
+** device work on the array first. Safe to call from several threads on the same array.
+**
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong array, data == NULL with
+** nbytes > 0, or nbytes not equal to the array's size (the message gives both); NNRT_ERR_BACKEND
+** when the device copy fails. */
+NNRT_API nnrt_status nnrt_array_to_host(const nnrt_array *a, void *data, size_t nbytes);
+
+/* Reads an array's dtype, rank and shape. Any out-parameter may be NULL to skip it. `shape`, when
+** given, must have room for NNRT_MAX_DIMS entries; the first ndim are written.
+**
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong array. */
+NNRT_API nnrt_status nnrt_array_info(const nnrt_array *a, nnrt_dtype *dtype, int32_t *ndim,
+                                     int64_t shape[NNRT_MAX_DIMS]);
+
+/* Sets *nbytes to the array's size in bytes: the element count times the dtype size.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong array or nbytes == NULL. */
+NNRT_API nnrt_status nnrt_array_nbytes(const nnrt_array *a, size_t *nbytes);
+
+/* Releases the caller's reference to an array. Its memory returns to the context's cache once no
+** other object uses it. NULL does nothing. */
+NNRT_API void nnrt_array_release(nnrt_array *a);
+
+/* Runs the operation `name` on the context's backend: ND4J-style array math by name. Reads
+** n_inputs arrays, and writes n_outputs new arrays into outputs[0..n_outputs-1]; the caller owns
+** them. `attrs_json` is NULL or a JSON object of attributes. Every input must belong to a context
+** on the same backend and device as ctx.
+**
+** Binary, broadcasting like numpy (inputs of different dtypes are an error; cast first):
+**   add sub mul div maximum minimum
+** Unary (float dtypes; neg and abs also integers):
+**   neg abs exp log sqrt relu sigmoid tanh gelu (exact, erf-based)
+**   leaky_relu elu           attr "alpha" (default 0.01 and 1.0)
+** Matrix product (float dtypes), rank >= 2, batch dimensions broadcast like numpy's matmul:
+**   matmul                   attrs "transpose_a", "transpose_b" (bool, default false)
+** Reductions (sum, mean: float and integer dtypes; max, min also; argmax gives I64):
+**   sum mean max min argmax  attrs "axes" (list of ints, negative counts from the end; default all
+**                            dimensions; argmax takes one axis, default the last, as "axes": [k] or
+**                            "axis": k), "keepdims" (bool, default false)
+** Softmax along one axis (float dtypes):
+**   softmax log_softmax      attr "axis" (default -1)
+** Type and layout:
+**   cast                     attr "dtype": "f32" | "f64" | "f16" | "bf16" | "i32" | "i64" | "u8" |
+**                            "bool"; floats to f16/bf16 round to nearest even; floats to integers
+**                            truncate toward zero
+**   reshape                  attr "shape": list of ints, one of them may be -1
+**   transpose                attr "perm": a permutation of the dimensions (default: reversed)
+** Convolution and pooling, NCHW (float dtypes):
+**   conv2d                   inputs x [N,C,H,W], w [O,C/groups,kh,kw], optional bias [O]; attrs
+**                            "stride", "padding", "dilation" ([h, w] or one int), "groups"
+**   maxpool2d avgpool2d      attrs "kernel" (required), "stride" (default = kernel), "padding"
+** Creation (no inputs):
+**   fill                     attrs "shape" (required), "value" (default 0), "dtype" (default f32)
+**   random_uniform           attrs "shape" (required), "seed" (default the context's), "low" (0),
+**                            "high" (1), "dtype" (f32); counter-based: the same seed gives the same
+**                            numbers on every backend
+**   random_normal            attrs "shape", "seed", "mean" (0), "std" (1), "dtype"
+**
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong ctx or input, NULL name, inputs or
+** outputs NULL when their count is positive, the wrong number of inputs or outputs for the op,
+** malformed attrs_json, an unknown attribute or a wrong attribute type (the message names it), or an
+** input from another device; NNRT_ERR_UNSUPPORTED for an unknown op name, or an op the backend
+** cannot run with "strict": true; NNRT_ERR_SHAPE for shapes that do not fit (the message gives
+** them); NNRT_ERR_DTYPE for a dtype the op does not accept; NNRT_ERR_OUT_OF_MEMORY;
+** NNRT_ERR_BACKEND when the backend fails at run time. On failure no output is written. */
+NNRT_API nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_array *const *inputs,
+                             int32_t n_inputs, const char *attrs_json, nnrt_array **outputs,
+                             int32_t n_outputs);
+
+/* ============================================================================================== */
+/* Models                                                                                         */
+/* ============================================================================================== */
+
+/* Builds a model from a JSON config on the context's backend. The config has "input" (the shape of
+** one example: [channels, height, width] or [features]), an optional "seed" (integer; default: drawn
+** from the context's seed), and either "layers" (a sequence, each layer reading the previous one's
+** output) or "nodes" (a graph: each node has a unique "name" and "inputs", a list of node names or
+** "input") with "outputs" (node names; default: the last node). Every layer has a "type" and an
+** optional "name" (default "layer<i>"); its other keys are:
+**
+**   dense        "units", "activation" (default identity), "init" (default xavier), "bias" (true)
+**   conv2d       "filters", "kernel", "stride" (1), "padding" (0, [h, w], [top, left, bottom,
+**                right], "same" or "valid"), "dilation" (1), "groups" (1), "activation", "init",
+**                "bias"
+**   maxpool2d, avgpool2d   "kernel", "stride" (= kernel), "padding" (0); avgpool2d also
+**                "count_include_pad" (true)
+**   global_avgpool2d, global_maxpool2d   (no keys): [C, H, W] -> [C]
+**   batchnorm    "eps" (1e-5), "momentum" (0.1, as PyTorch)
+**   dropout      "rate": the probability of dropping an element, in [0, 1)
+**   activation   "activation", and "alpha" for leaky_relu (0.01) and elu (1)
+**   flatten      (no keys);  reshape  "shape" (one dim may be -1)
+**   add          (no keys; two or more inputs of one shape);  concat  "axis" (0: the first
+**                per-example dim)
+**   embedding    "vocab" (rows), "units" (columns), "init" (default normal(0, 1)); input: indices
+**   lstm         "units", "return_sequences" (false); input [time, features]
+**   output       "units", "loss" (required: nll / cross_entropy, mse, l1, bce), "activation"
+**                (default softmax), "init", "bias"
+**
+** Activations: identity, relu, leaky_relu, elu, gelu, sigmoid, tanh, softmax, log_softmax.
+** Initialisers ("init"): xavier, xavier_uniform, he (or relu), lecun, normal, uniform, zeros,
+** constant, or an object such as {"type": "normal", "mean": 0, "std": 0.01},
+** {"type": "uniform", "low": -0.1, "high": 0.1}, {"type": "constant", "value": 0.5}.
+** Parameters are named "<layer>.weight" and "<layer>.bias" (batchnorm also running_mean and
+** running_var; lstm weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0) in PyTorch's layouts: a
+** conv2d weight is [filters, channels / groups, kh, kw], a dense weight [units, inputs].
+**
+** Returns NNRT_OK and the model in *out (release with nnrt_model_release); NNRT_ERR_INVALID_ARGUMENT
+** for NULL arguments, malformed JSON, an unknown layer type or key, or a value of the wrong type
+** (the message names the layer and the key); NNRT_ERR_SHAPE when a layer's input does not fit it
+** (the message names the layer and gives both shapes); NNRT_ERR_OUT_OF_MEMORY. */
+NNRT_API nnrt_status nnrt_model_create(nnrt_context *ctx, const char *config_json, nnrt_model **out);
+
+/* Loads a model saved by nnrt_model_save or nnrt_trainer_save (a safetensors file whose metadata
+** holds the config) onto the context's backend. Before using any data it checks the header, every
+** tensor's dtype, shape, offsets and size, and the checksum of the data section.
+** Returns NNRT_OK and the model in *out; NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments;
+** NNRT_ERR_IO when the file cannot be opened or read; NNRT_ERR_CORRUPT for an empty, truncated,
+** bit-flipped or foreign file (the message says what is wrong); NNRT_ERR_VERSION for a file written
+** by a newer, incompatible nnrt; NNRT_ERR_OUT_OF_MEMORY. */
+NNRT_API nnrt_status nnrt_model_load(nnrt_context *ctx, const char *path, nnrt_model **out);
+
+/* Saves the model's config and parameters to `path` as one safetensors file that any safetensors
+** reader can open (tensors named as the parameters, F32, PyTorch layouts; "__metadata__" holds
+** nnrt.format, nnrt.config and nnrt.checksum). The write is atomic: a temporary file in the same
+** folder is written, flushed to disk and renamed over `path`, so a crash mid-save leaves the
+** previous file intact.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments; NNRT_ERR_IO when the file
+** cannot be written (the message names it and the system's reason). */
+NNRT_API nnrt_status nnrt_model_save(const nnrt_model *m, const char *path);
+
+/* Releases the caller's reference to a model. A trainer using it keeps it alive. NULL does
+** nothing. */
+NNRT_API void nnrt_model_release(nnrt_model *m);
+
+/* Runs the model on a batch `input` shaped [N, <the config's input shape>] (any numeric dtype;
+** converted to the context's default float type) and returns the first output in a new F32 array
+** [N, <output shape>] (for an output layer: its activation, e.g. class probabilities). Dropout is
+** off and batchnorm uses its running statistics. Safe to call from several threads at once on the
+** same model, also while a trainer trains it (calls wait for the trainer's current step).
+**
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong model or input, or output ==
+** NULL; NNRT_ERR_SHAPE when the input's shape does not match (the message gives the expected and
+** the actual shape); NNRT_ERR_DTYPE for a BOOL input; NNRT_ERR_OUT_OF_MEMORY; NNRT_ERR_BACKEND. */
+NNRT_API nnrt_status nnrt_model_predict(nnrt_model *m, const nnrt_array *input, nnrt_array **output);
+
+/* Describes the model as JSON: "input", "backend", "dtype", "layers" (each with "name", "type",
+** "inputs", "output_shape", "param_count", "params" (name, shape, trainable), "attributes" (its
+** config keys) and "ops": for the forward and backward passes, which backend ran each op kind, and
+** "fallback", the op kinds that fell back to the reference backend), "outputs", "total_params" and
+** "trainable_params". The backward placement appears once the model has been trained. The string
+** convention of this header applies.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong model, len == NULL, or buf == NULL
+** with cap > 0. */
+NNRT_API nnrt_status nnrt_model_summary(const nnrt_model *m, char *buf, size_t cap, size_t *len);
+
+/* Sets *count to the number of parameters (elements of every weight, bias and statistic).
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong model or count == NULL. */
+NNRT_API nnrt_status nnrt_model_param_count(const nnrt_model *m, int64_t *count);
+
+/* Returns a copy of the parameter `name` (e.g. "conv1.weight") as a new F32 array in *out.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong model, NULL name or out, or an
+** unknown name (the message lists the model's parameter names). */
+NNRT_API nnrt_status nnrt_model_get_param(const nnrt_model *m, const char *name, nnrt_array **out);
+
+/* Copies `value` into the parameter `name`. value must have the parameter's shape; a float value of
+** another dtype is converted. The caller keeps ownership of value.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments or an unknown name;
+** NNRT_ERR_SHAPE when the shapes differ (the message gives both); NNRT_ERR_DTYPE for a non-float
+** value. */
+NNRT_API nnrt_status nnrt_model_set_param(nnrt_model *m, const char *name, const nnrt_array *value);
+
+/* Evaluates the model on every example of a dataset (in batches of 256) and returns the metrics in
+** a new evaluation (release with nnrt_evaluation_release): for class labels, accuracy, per-class
+** precision, recall, F1 and support, macro and weighted averages and the confusion matrix; for
+** float targets, MSE, MAE and R^2.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments, an empty dataset, or class
+** labels outside the model's outputs; NNRT_ERR_SHAPE when the dataset's examples do not fit the
+** model's input; NNRT_ERR_OUT_OF_MEMORY; NNRT_ERR_BACKEND. */
+NNRT_API nnrt_status nnrt_model_evaluate(nnrt_model *m, nnrt_dataset *data, nnrt_evaluation **out);
+
+/* ============================================================================================== */
+/* Datasets                                                                                       */
+/* ============================================================================================== */
+
+/* Makes a dataset from arrays whose dimension 0 counts the examples: `features` [N, ...] of any
+** numeric dtype (converted to the model's float type batch by batch; [N] becomes [N, 1]), and
+** `labels` [N] of class indices (I32, I64 or U8, each >= 0) or [N, ...] of float targets. The data
+** is copied into host memory, so the arrays may be released afterwards.
+**
+** Returns NNRT_OK and the dataset in *out (release with nnrt_dataset_release);
+** NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong ctx, features or labels, out == NULL, a negative
+** class index, or NaN/Inf in the features or float targets (the message names the example);
+** NNRT_ERR_SHAPE when features or labels are scalars, hold no examples, or their example counts
+** differ (the message gives both shapes), or integer labels are not [N]; NNRT_ERR_DTYPE for BOOL
+** features or labels. */
+NNRT_API nnrt_status nnrt_dataset_from_arrays(nnrt_context *ctx, const nnrt_array *features,
+                                              const nnrt_array *labels, nnrt_dataset **out);
+
+/* Loads a dataset described by a JSON spec:
+**   {"format": "idx", "images": "<path>", "labels": "<path>", "scale": 0.00392156862745098,
+**    "limit": 10000}
+**      IDX files as in MNIST and Fashion-MNIST, plain or gzip-compressed (detected from the
+**      content). Images are kept as bytes and multiplied by "scale" (default 1/255) when batched.
+**      "limit" (optional) keeps only the first examples.
+**   {"format": "csv", "path": "<path>", "label_column": 0, "header": true, "limit": 100,
+**    "scale": 1}
+**      Comma-separated numbers, one example per line (plain or gzip; blank lines are skipped,
+**      the decimal point is '.' whatever the C locale); "label_column" (default 0; -1 for the
+**      last column) holds the class index, every other column is a feature, multiplied by "scale"
+**      when batched. "header" (default false) skips the first line.
+** Relative paths are relative to the current directory.
+**
+** Returns NNRT_OK and the dataset in *out; NNRT_ERR_INVALID_ARGUMENT for NULL arguments, malformed
+** JSON, an unknown key or format, or a missing required key; NNRT_ERR_IO when a file cannot be
+** opened or read (the message names it); NNRT_ERR_CORRUPT for a malformed, truncated or
+** inconsistent file (a bad IDX magic number, image and label counts that differ, a CSV line with a
+** different number of columns or a value that is not a number; the message gives the file and the
+** line or offset); NNRT_ERR_OUT_OF_MEMORY. */
+NNRT_API nnrt_status nnrt_dataset_load(nnrt_context *ctx, const char *spec_json, nnrt_dataset **out);
+
+/* Sets *examples to the number of examples in the dataset.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong dataset, or examples == NULL. */
+NNRT_API nnrt_status nnrt_dataset_size(const nnrt_dataset *d, int64_t *examples);
+
+/* Copies examples [start, start + count) of a dataset into new arrays on ctx's device: *features as
+** F32 [count, <example shape>] (scaled as the dataset's spec says), and *labels (may be NULL to skip)
+** as I64 class indices [count] or F32 targets [count, ...]. The caller owns both arrays.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments, or a range outside
+** [0, size] (the message gives the range and the size); NNRT_ERR_OUT_OF_MEMORY. */
+NNRT_API nnrt_status nnrt_dataset_examples(nnrt_context *ctx, const nnrt_dataset *d, int64_t start, int64_t count,
+                                           nnrt_array **features, nnrt_array **labels);
+
+/* Releases the caller's reference to a dataset; a trainer using it keeps it alive. NULL does
+** nothing. */
+NNRT_API void nnrt_dataset_release(nnrt_dataset *d);
+
+/* ============================================================================================== */
+/* Trainers                                                                                       */
+/* ============================================================================================== */
+
+/* What the progress callback receives. Check struct_size before reading members added later. */
+typedef struct nnrt_progress {
+  uint32_t struct_size;       /* readers check it before reading members added later */
+  int32_t epoch;              /* 0-based */
+  int64_t iteration;          /* minibatches so far, over all epochs */
+  int64_t examples_seen;      /* over all epochs */
+  double loss;                /* of the last minibatch */
+  double learning_rate;       /* used for the last minibatch */
+  double examples_per_second; /* over the current epoch so far */
+  int32_t epoch_end;          /* 1 on the call after an epoch (validation_score filled in) */
+  double validation_score;    /* the validation metric after an epoch; NaN when none */
+  int64_t batches_per_epoch;  /* minibatches in one epoch */
+  int64_t batch;              /* 0-based minibatch within the epoch */
+} nnrt_progress;
+
+/* A progress callback: called after every minibatch and once more after every epoch, on the
+** thread that called nnrt_trainer_fit. Returning nonzero stops training (fit then returns NNRT_OK
+** with stop reason "callback"). It must not call this trainer's functions. */
+typedef int (*nnrt_progress_fn)(const nnrt_progress *p, void *user);
+
+/* Creates a trainer for a model. The trainer keeps the model alive and updates its parameters in
+** place. `options_json` (NULL for the defaults) is a JSON object with:
+**   "optimizer"     {"type": "sgd" | "adagrad" | "adam" | "adamw" | "rmsprop" | "adamax",
+**                    "learning_rate": 0.01, plus per type: sgd "momentum" (0), "nesterov" (false);
+**                    adam/adamw/adamax "beta1" (0.9), "beta2" (0.999); rmsprop "rho" (0.99);
+**                    "eps" (adagrad 1e-10, rmsprop and the adams 1e-8)}. Default sgd, lr 0.01.
+**   "l1", "l2"      penalties added to the gradient (l2 * w, l1 * sign(w)); default 0
+**   "weight_decay"  decoupled weight decay (w -= lr * weight_decay * w); adamw defaults to 0.01
+**   "clip_norm"     rescale the gradients when their global L2 norm exceeds it (0: off)
+**   "clip_value"    clamp every gradient element to [-v, v] (0: off)
+**   "schedule"      learning rate by epoch: {"type": "step", "gamma": 0.5, "every_epochs": 2},
+**                   {"type": "exponential", "gamma": 0.9}, {"type": "cosine", "warmup_epochs": 1,
+**                   "min_learning_rate": 0, "epochs": 10}, {"type": "map", "values": {"0": 0.1,
+**                   "5": 0.01}} (epoch -> rate from that epoch on)
+**   "batch_size"    64;  "shuffle" true;  "seed" (default: the model's context seed)
+**   "prefetch"      batches prepared ahead by a background thread (4; 0 for none)
+**   "workers"       1 (data parallelism across devices comes in a later version: only 1 is accepted)
+**   "mode", "averaging_frequency"   accepted for compatibility with multi-worker configs
+**   "precision"     "f32" (default), "mixed_bf16" or "mixed_f16": layers compute in half precision
+**                   where the backend supports it, with f32 master weights; gradients are scaled by
+**                   a dynamic loss scale ("loss_scale", default 65536 for f16, 1 for bf16): a step
+**                   whose gradients overflow is skipped and the scale halved, and for f16 the scale
+**                   doubles again after 2000 good steps
+**   "early_stopping" {"metric": "accuracy" | "loss" (on the validation set; the training loss
+**                   without one), "patience": epochs without improvement before stopping,
+**                   "min_delta", "max_epochs", "max_minutes", "save_best": a path the best model is
+**                   saved to after each improvement}. A non-finite score stops training too. When
+**                   fit ends, the model holds the best epoch's parameters.
+** With the context option "deterministic": true, the same seed gives the same result bit for bit.
+**
+** Returns NNRT_OK and the trainer in *out (release with nnrt_trainer_release);
+** NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments, malformed JSON, an unknown key or type,
+** a negative learning rate, a value out of range, or a model without an output layer (one with a
+** loss); NNRT_ERR_UNSUPPORTED for a setting this build cannot do (such as more than one worker). */
+NNRT_API nnrt_status nnrt_trainer_create(nnrt_model *m, const char *options_json, nnrt_trainer **out);
+
+/* Releases a trainer (and its reference to the model). NULL does nothing. Must not race with a
+** running nnrt_trainer_fit on another thread; cancel and wait for it first. */
+NNRT_API void nnrt_trainer_release(nnrt_trainer *t);
+
+/* Sets the progress callback (NULL to remove it); `user` is passed through.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong trainer. */
+NNRT_API nnrt_status nnrt_trainer_set_progress(nnrt_trainer *t, nnrt_progress_fn fn, void *user);
+
+/* One optimisation step on a minibatch: x shaped [N, <input shape>], y class indices [N] (I32 or
+** I64) or float targets [N, <output shape>]. Sets *loss (may be NULL) to the minibatch's mean loss
+** before the update. A non-finite loss (NaN or Inf, from NaN/Inf inputs or divergence) is
+** NNRT_ERR_INVALID_ARGUMENT and the parameters are left unchanged.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments, class labels outside
+** [0, outputs), or a non-finite loss; NNRT_ERR_SHAPE when x or y does not fit the model (the message
+** gives both shapes); NNRT_ERR_DTYPE; NNRT_ERR_OUT_OF_MEMORY; NNRT_ERR_BACKEND. */
+NNRT_API nnrt_status nnrt_trainer_step(nnrt_trainer *t, const nnrt_array *x, const nnrt_array *y, double *loss);
+
+/* Trains for `epochs` passes over `train` (shuffled each epoch as the options say), evaluating on
+** `validation` (may be NULL) after each epoch; its score is the accuracy for class labels, else
+** the negated MSE. Calls the progress callback. Stops early when the callback returns nonzero, when
+** nnrt_trainer_cancel is called, or when a loss is not finite ("invalid score"); nnrt_trainer_result
+** then says why. Calling fit again continues from where training stopped (the epoch count goes on).
+** Returns NNRT_OK when training stops by plan (all epochs done, the callback, an invalid score);
+** NNRT_ERR_CANCELLED after nnrt_trainer_cancel; NNRT_ERR_INVALID_ARGUMENT for NULL or wrong
+** arguments, epochs < 0 or an empty training set; NNRT_ERR_SHAPE when the data does not fit the
+** model; NNRT_ERR_OUT_OF_MEMORY; NNRT_ERR_BACKEND. */
+NNRT_API nnrt_status nnrt_trainer_fit(nnrt_trainer *t, nnrt_dataset *train, nnrt_dataset *validation,
+                                      int32_t epochs);
+
+/* Describes the last fit as JSON: "epochs" (completed, over all fits), "iterations", "stop_reason"
+** ("completed", "callback", "cancelled", "invalid_score", "patience", "max_epochs", "max_time" or
+** "not_started"), "best_epoch" and "best_score" (validation, or the early-stopping metric; null
+** when there is none), "metric" (with early stopping), "last_loss", "examples_per_second" (of the
+** last epoch), "precision" (and for mixed precision "loss_scale" and "skipped_steps"), "history"
+** (per epoch: "epoch", "loss" (mean), "learning_rate", "validation_score", "seconds"). The string
+** convention of this header applies.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong trainer, len == NULL, or buf ==
+** NULL with cap > 0. */
+NNRT_API nnrt_status nnrt_trainer_result(const nnrt_trainer *t, char *buf, size_t cap, size_t *len);
+
+/* Saves the model and the training state to `path` atomically, as nnrt_model_save does, adding the
+** optimizer state (tensors "optim.<param>.<state>") and "nnrt.trainer" in the metadata (epochs and
+** steps done, learning rate, seeds and history). nnrt_model_load reads such a file too.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments; NNRT_ERR_IO. */
+NNRT_API nnrt_status nnrt_trainer_save(const nnrt_trainer *t, const char *path);
+
+/* Restores parameters and training state saved by nnrt_trainer_save into this trainer's model and
+** optimizer, so that training continues exactly where it stopped (in deterministic mode the next
+** loss is bit-identical to the one the saved run would have had). The file must come from the
+** same model config and optimizer type.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments, or a file saved from a
+** different model or optimizer (the message says what differs); NNRT_ERR_IO; NNRT_ERR_CORRUPT;
+** NNRT_ERR_VERSION. On failure the trainer and model are unchanged. */
+NNRT_API nnrt_status nnrt_trainer_restore(nnrt_trainer *t, const char *path);
+
+/* Asks a running nnrt_trainer_fit to stop after its current minibatch; it then returns
+** NNRT_ERR_CANCELLED. Safe to call from any thread (and from a signal-free context only).
+** A cancel before fit starts makes the next fit stop at once.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong trainer. */
+NNRT_API nnrt_status nnrt_trainer_cancel(nnrt_trainer *t);
+
+/* ============================================================================================== */
+/* Evaluation                                                                                     */
+/* ============================================================================================== */
+
+/* Sets *accuracy to the fraction of examples classified right (class labels), or NaN for a
+** regression evaluation.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong evaluation or accuracy == NULL. */
+NNRT_API nnrt_status nnrt_evaluation_accuracy(const nnrt_evaluation *e, double *accuracy);
+
+/* The evaluation as JSON. Classification: "examples", "classes", "accuracy", "per_class" (a list
+** of {"class", "precision", "recall", "f1", "support"}), "macro_avg" and "weighted_avg"
+** ({"precision", "recall", "f1"}), "confusion_matrix" (rows: true class, columns: predicted).
+** Regression: "examples", "mse", "mae", "r2". The string convention of this header applies.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong evaluation, len == NULL, or buf ==
+** NULL with cap > 0. */
+NNRT_API nnrt_status nnrt_evaluation_report(const nnrt_evaluation *e, char *buf, size_t cap, size_t *len);
+
+/* Releases an evaluation. NULL does nothing. */
+NNRT_API void nnrt_evaluation_release(nnrt_evaluation *e);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* NNRT_H */

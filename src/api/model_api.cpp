@@ -1,0 +1,118 @@
+// nnrt_model_*: create, predict, summary, parameters, evaluate, release.
+#include "api/handles.h"
+#include "core/dtype.h"
+
+using namespace nnrt;
+using namespace nnrt::api;
+
+namespace {
+
+const model::Param &find(const model::Model &m, const char *name) {
+  require(name != nullptr, "name is NULL; expected a parameter name such as \"layer0.weight\"");
+  if (const model::Param *p = m.find_param(name)) return *p;
+  std::string names;
+  for (const model::Param &p : m.params()) names += (names.empty() ? "" : ", ") + p.name;
+  fail(NNRT_ERR_INVALID_ARGUMENT, "the model has no parameter \"", name, "\" (it has: ", names, ")");
+}
+
+}  // namespace
+
+extern "C" {
+
+nnrt_status nnrt_model_create(nnrt_context *ctx, const char *config_json, nnrt_model **out) {
+  return guard("nnrt_model_create", [&] {
+    check_handle(ctx, "ctx");
+    require(config_json != nullptr, "config_json is NULL; expected a JSON model config");
+    require(out != nullptr, "out is NULL; expected a pointer to receive the model");
+    Json config = parse_json_object(config_json, "config");
+    auto h = std::make_unique<nnrt_model>();
+    h->impl = model::Model::create(ctx->impl, config);
+    *out = h.release();
+  });
+}
+
+void nnrt_model_release(nnrt_model *m) { release_handle(m, "nnrt_model_release"); }
+
+nnrt_status nnrt_model_predict(nnrt_model *m, const nnrt_array *input, nnrt_array **output) {
+  return guard("nnrt_model_predict", [&] {
+    check_handle(m, "m");
+    check_handle(input, "input");
+    require(output != nullptr, "output is NULL; expected a pointer to receive the result");
+    auto h = std::make_unique<nnrt_array>();
+    h->impl = m->impl->predict(input->impl);
+    *output = h.release();
+  });
+}
+
+nnrt_status nnrt_model_summary(const nnrt_model *m, char *buf, size_t cap, size_t *len) {
+  return guard("nnrt_model_summary", [&] {
+    check_handle(m, "m");
+    write_string(m->impl->summary(), buf, cap, len);
+  });
+}
+
+nnrt_status nnrt_model_param_count(const nnrt_model *m, int64_t *count) {
+  return guard("nnrt_model_param_count", [&] {
+    check_handle(m, "m");
+    require(count != nullptr, "count is NULL; expected a pointer to receive the count");
+    *count = m->impl->param_count();
+  });
+}
+
+nnrt_status nnrt_model_get_param(const nnrt_model *m, const char *name, nnrt_array **out) {
+  return guard("nnrt_model_get_param", [&] {
+    check_handle(m, "m");
+    require(out != nullptr, "out is NULL; expected a pointer to receive the array");
+    std::shared_lock<std::shared_mutex> read(m->impl->lock());
+    const model::Param &p = find(*m->impl, name);
+    auto h = std::make_unique<nnrt_array>();
+    h->impl = ops::cast(m->impl->ctx(), p.value, NNRT_DTYPE_F32);
+    *out = h.release();
+  });
+}
+
+nnrt_status nnrt_model_set_param(nnrt_model *m, const char *name, const nnrt_array *value) {
+  return guard("nnrt_model_set_param", [&] {
+    check_handle(m, "m");
+    check_handle(value, "value");
+    std::unique_lock<std::shared_mutex> write(m->impl->lock());
+    const model::Param &p = find(*m->impl, name);
+    const Array &v = value->impl;
+    if (v.shape() != p.value.shape()) {
+      fail(NNRT_ERR_SHAPE, "parameter \"", p.name, "\" is ", to_string(p.value.shape()), ", the value is ",
+           to_string(v.shape()));
+    }
+    if (!dtype_is_float(v.dtype())) fail(NNRT_ERR_DTYPE, "the value must be a float array, got ", dtype_name(v.dtype()));
+    ops::copy_into(m->impl->ctx(), v, p.value);
+  });
+}
+
+nnrt_status nnrt_model_evaluate(nnrt_model *m, nnrt_dataset *data, nnrt_evaluation **out) {
+  return guard("nnrt_model_evaluate", [&] {
+    check_handle(m, "m");
+    check_handle(data, "data");
+    require(out != nullptr, "out is NULL; expected a pointer to receive the evaluation");
+    auto h = std::make_unique<nnrt_evaluation>();
+    h->impl = train::evaluate(*m->impl, data->impl);
+    *out = h.release();
+  });
+}
+
+nnrt_status nnrt_evaluation_accuracy(const nnrt_evaluation *e, double *accuracy) {
+  return guard("nnrt_evaluation_accuracy", [&] {
+    check_handle(e, "e");
+    require(accuracy != nullptr, "accuracy is NULL; expected a pointer to receive it");
+    *accuracy = e->impl.accuracy();
+  });
+}
+
+nnrt_status nnrt_evaluation_report(const nnrt_evaluation *e, char *buf, size_t cap, size_t *len) {
+  return guard("nnrt_evaluation_report", [&] {
+    check_handle(e, "e");
+    write_string(e->impl.report(), buf, cap, len);
+  });
+}
+
+void nnrt_evaluation_release(nnrt_evaluation *e) { release_handle(e, "nnrt_evaluation_release"); }
+
+}  // extern "C"

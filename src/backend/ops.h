@@ -1,0 +1,145 @@
+// Array math on a context: the internal API that nnrt_op and the model layers are written in.
+//
+// Each function checks shapes and dtypes (throwing nnrt::Error with a message that gives them),
+// allocates its outputs on the context's device, and runs one op of the op set through dispatch.
+// Inputs may be strided views; outputs are new contiguous arrays unless an *_into form is used.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "core/array.h"
+#include "core/context.h"
+#include "nnrt/nnrt_backend.h"
+
+namespace nnrt::ops {
+
+// ---- creation and layout --------------------------------------------------------------------
+Array empty(Context &ctx, nnrt_dtype dtype, const Shape &shape);  // uninitialised
+Array zeros(Context &ctx, nnrt_dtype dtype, const Shape &shape);
+Array full(Context &ctx, nnrt_dtype dtype, const Shape &shape, double value);
+void fill_into(Context &ctx, const Array &dst, double value);
+Array from_host(Context &ctx, nnrt_dtype dtype, const Shape &shape, const void *data, size_t nbytes);
+// Elements of `counter`.. of the counter-based stream `seed` (a, b: low/high or mean/std).
+Array random(Context &ctx, nnrt_random_alg alg, nnrt_dtype dtype, const Shape &shape, uint64_t seed,
+             uint64_t counter, double a, double b);
+
+// A contiguous copy, converted to `dtype`.
+Array cast(Context &ctx, const Array &x, nnrt_dtype dtype);
+// Copies src into dst (same dims; dst may be a view; dtypes may differ).
+void copy_into(Context &ctx, const Array &src, const Array &dst);
+// x itself when contiguous, else a contiguous copy.
+Array contiguous(Context &ctx, const Array &x);
+// A reshape (view when possible); one dim of `shape` may be -1. Throws NNRT_ERR_SHAPE.
+Array reshape(Context &ctx, const Array &x, const std::vector<int64_t> &shape);
+// A transposed view; perm must be a permutation of the dims. Throws NNRT_ERR_INVALID_ARGUMENT.
+Array transpose(const Array &x, const std::vector<int64_t> &perm);
+// Concatenation along `axis` (all other dims equal).
+Array concat(Context &ctx, const std::vector<Array> &parts, int32_t axis);
+
+// ---- elementwise ----------------------------------------------------------------------------
+Array unary(Context &ctx, nnrt_unary_alg alg, const Array &x, double alpha = 0, double beta = 0);
+void unary_into(Context &ctx, nnrt_unary_alg alg, const Array &x, const Array &out, double alpha = 0,
+                double beta = 0);
+// dy * f'(s); s is the forward input, or the forward output when use_dst.
+Array unary_backward(Context &ctx, nnrt_unary_alg alg, const Array &dy, const Array &s, bool use_dst,
+                     double alpha = 0, double beta = 0);
+// numpy broadcasting; a and b must have the same dtype.
+Array binary(Context &ctx, nnrt_binary_alg alg, const Array &a, const Array &b);
+// out = a (op) b, with a and b broadcast to out's shape; out may be a itself.
+void binary_into(Context &ctx, nnrt_binary_alg alg, const Array &a, const Array &b, const Array &out);
+inline Array add(Context &ctx, const Array &a, const Array &b) { return binary(ctx, NNRT_BINARY_ADD, a, b); }
+inline Array mul(Context &ctx, const Array &a, const Array &b) { return binary(ctx, NNRT_BINARY_MUL, a, b); }
+// alpha * x + beta
+inline Array scale(Context &ctx, const Array &x, double alpha, double beta = 0) {
+  return unary(ctx, NNRT_UNARY_LINEAR, x, alpha, beta);
+}
+
+// ---- reductions -----------------------------------------------------------------------------
+// Reduces the dims set in axes_mask (bit d = dim d); keepdims keeps them as size 1.
+Array reduce(Context &ctx, nnrt_reduce_alg alg, const Array &x, uint32_t axes_mask, bool keepdims);
+// Index (I64) of the largest/smallest element along one axis.
+Array argreduce(Context &ctx, nnrt_argreduce_alg alg, const Array &x, int32_t axis, bool keepdims);
+// The mask with every dim set, and a mask from axes (negative counts from the end; no duplicates).
+uint32_t all_axes(int32_t rank);
+uint32_t axes_mask(const std::vector<int64_t> &axes, int32_t rank, const char *op);
+
+// ---- linear algebra, softmax ----------------------------------------------------------------
+// a [..., M, K] x b [..., K, N] (+ bias [N]), batch dims broadcast; transposes are views.
+Array matmul(Context &ctx, const Array &a, const Array &b, const Array *bias = nullptr,
+             nnrt_unary_alg fused = NNRT_UNARY_NONE, double alpha = 0);
+Array softmax(Context &ctx, nnrt_softmax_alg alg, const Array &x, int32_t axis);
+Array softmax_backward(Context &ctx, nnrt_softmax_alg alg, const Array &dy, const Array &y, int32_t axis);
+
+// ---- convolution and pooling (NCHW) ---------------------------------------------------------
+struct Conv2dParams {
+  int32_t stride[2] = {1, 1};
+  int32_t pad[4] = {0, 0, 0, 0};  // top, left, bottom, right
+  int32_t dilation[2] = {1, 1};
+  int32_t groups = 1;
+  nnrt_unary_alg fused = NNRT_UNARY_NONE;
+  double alpha = 0;
+};
+// The output [N, O, OH, OW] of a convolution; throws NNRT_ERR_SHAPE when x and w do not fit.
+Shape conv2d_output_shape(const Shape &x, const Shape &w, const Conv2dParams &p);
+Array conv2d(Context &ctx, const Array &x, const Array &w, const Array *bias, const Conv2dParams &p);
+Array conv2d_backward_data(Context &ctx, const Array &dy, const Array &w, const Shape &x_shape,
+                           const Conv2dParams &p);
+// Returns dw, and db when with_bias (else an undefined Array).
+std::pair<Array, Array> conv2d_backward_weights(Context &ctx, const Array &x, const Array &dy, const Shape &w_shape,
+                                                bool with_bias, const Conv2dParams &p);
+
+struct Pool2dParams {
+  nnrt_pool_alg alg = NNRT_POOL_MAX;
+  int32_t kernel[2] = {2, 2};
+  int32_t stride[2] = {2, 2};
+  int32_t pad[4] = {0, 0, 0, 0};
+};
+Shape pool2d_output_shape(const Shape &x, const Pool2dParams &p);
+Array pool2d(Context &ctx, const Array &x, const Pool2dParams &p);
+Array pool2d_backward(Context &ctx, const Array &dy, const Array &x, const Pool2dParams &p);
+
+// ---- normalisation, losses, regularisation, embeddings ---------------------------------------
+struct BatchnormStats {
+  Array y, mean, var;
+};
+BatchnormStats batchnorm_training(Context &ctx, const Array &x, const Array &gamma, const Array &beta, double eps);
+Array batchnorm_inference(Context &ctx, const Array &x, const Array &gamma, const Array &beta, const Array &mean,
+                          const Array &var, double eps);
+struct BatchnormGrads {
+  Array dx, dgamma, dbeta;
+};
+BatchnormGrads batchnorm_backward(Context &ctx, const Array &x, const Array &dy, const Array &mean, const Array &var,
+                                  const Array &gamma, double eps);
+
+// A rank-0 loss in pred's dtype; the gradient is scaled by `scale`.
+Array loss(Context &ctx, nnrt_loss_alg alg, const Array &pred, const Array &target);
+Array loss_backward(Context &ctx, nnrt_loss_alg alg, const Array &pred, const Array &target, double scale);
+
+// Returns y and the U8 keep-mask.
+std::pair<Array, Array> dropout(Context &ctx, const Array &x, double p, uint64_t seed, uint64_t counter);
+Array dropout_backward(Context &ctx, const Array &dy, const Array &mask, double p);
+
+Array gather(Context &ctx, const Array &table, const Array &indices);
+Array scatter_add(Context &ctx, const Array &dy, const Array &indices, int64_t rows);
+
+// ---- optimizers -----------------------------------------------------------------------------
+struct OptimizerRule {
+  nnrt_optimizer_alg alg = NNRT_OPTIMIZER_SGD;
+  double momentum = 0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  double weight_decay = 0, l1 = 0, l2 = 0, clip_value = 0;
+  bool nesterov = false;
+  int32_t states() const;  // how many state arrays the rule keeps (0, 1 or 2)
+};
+// One fused step on param (and its states) in place.
+void optimizer_update(Context &ctx, const OptimizerRule &rule, const Array &grad, const Array &param,
+                      const Array *state0, const Array *state1, double lr, int64_t step, double grad_scale);
+
+// ---- host helpers ---------------------------------------------------------------------------
+// A rank-0 (or one-element) array's value as a double.
+double item(const Array &x);
+// The whole array as doubles (float and integer dtypes), row-major.
+std::vector<double> to_doubles(const Array &x);
+
+}  // namespace nnrt::ops

@@ -1,0 +1,74 @@
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+#include "cli/cli.h"
+#include "cli/data_args.h"
+
+namespace nnrt_cli {
+
+std::string ContextFlags::options_json() const {
+  nlohmann::json j = nlohmann::json::object();
+  if (backend != "auto") j["backend"] = backend;
+  if (threads > 0) j["threads"] = threads;
+  return j.dump();
+}
+
+void add_context_flags(CLI::App *cmd, ContextFlags *flags) {
+  cmd->add_option("--backend", flags->backend, "Backend: auto, reference, onednn, cudnn, or a plugin's name")
+      ->capture_default_str();
+  cmd->add_option("--threads", flags->threads, "Worker threads (default: NNRT_NUM_THREADS, else all CPUs)")
+      ->check(CLI::Range(1, 4096));
+}
+
+void check(nnrt_status status, const char *what) {
+  if (status != NNRT_OK) {
+    throw std::runtime_error(std::string(what) + ": " + nnrt_status_name(status) + ": " + nnrt_last_error());
+  }
+}
+
+std::string human_bytes(double bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+  return buf;
+}
+
+void print_evaluation(const nlohmann::json &r, const std::vector<std::string> &names) {
+  if (!r.contains("confusion_matrix")) {
+    std::printf("examples %lld  MSE %.6g  MAE %.6g  R2 %.4f\n", r["examples"].get<long long>(), r["mse"].get<double>(),
+                r["mae"].get<double>(), r["r2"].is_number() ? r["r2"].get<double>() : NAN);
+    return;
+  }
+  std::printf("accuracy %.4f on %lld examples\n\n", r["accuracy"].get<double>(), r["examples"].get<long long>());
+  std::printf("%-14s %9s %9s %9s %8s\n", "class", "precision", "recall", "f1", "support");
+  for (const auto &c : r["per_class"]) {
+    size_t k = c["class"].get<size_t>();
+    std::string name = k < names.size() ? names[k] : std::to_string(k);
+    std::printf("%-14s %9.4f %9.4f %9.4f %8lld\n", name.c_str(), c["precision"].get<double>(), c["recall"].get<double>(),
+                c["f1"].get<double>(), c["support"].get<long long>());
+  }
+  for (const char *avg : {"macro_avg", "weighted_avg"}) {
+    std::printf("%-14s %9.4f %9.4f %9.4f\n", avg, r[avg]["precision"].get<double>(), r[avg]["recall"].get<double>(),
+                r[avg]["f1"].get<double>());
+  }
+  std::printf("\nconfusion matrix (rows: true class, columns: predicted)\n");
+  for (const auto &row : r["confusion_matrix"]) {
+    for (const auto &v : row) std::printf("%6lld", v.get<long long>());
+    std::printf("\n");
+  }
+}
+
+std::vector<std::string> class_names_for(const std::string &data) {
+  if (data != "fashion-mnist" && data != "fashion_mnist") return {};
+  return {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"};
+}
+
+std::string json_text(const std::string &v) { return !v.empty() && v[0] == '{' ? v : read_file(v); }
+
+}  // namespace nnrt_cli

@@ -1,0 +1,55 @@
+// nnrt eval: evaluates a saved model on a dataset (the test split for IDX folders).
+#include <cstdio>
+#include <iostream>
+
+#include "cli/cli.h"
+#include "cli/data_args.h"
+
+namespace nnrt_cli {
+
+namespace {
+
+struct EvalFlags {
+  ContextFlags context;
+  std::string model_file, data = "fashion-mnist", test;
+  bool json = false;
+};
+
+void run_eval(const EvalFlags &f) {
+  nnrt_context *ctx = nullptr;
+  check(nnrt_context_create(f.context.options_json().c_str(), &ctx), "creating a context");
+  nnrt_model *model = nullptr;
+  check(nnrt_model_load(ctx, f.model_file.c_str(), &model), ("loading " + f.model_file).c_str());
+  DataSpecs specs = resolve_data(f.data, f.test, 0);
+  nnrt_dataset *data = load_dataset(ctx, specs.test.empty() ? specs.train : specs.test);
+  nnrt_evaluation *e = nullptr;
+  check(nnrt_model_evaluate(model, data, &e), "evaluating");
+  std::string report = read_string([&](char *b, size_t c, size_t *l) { return nnrt_evaluation_report(e, b, c, l); });
+  nlohmann::json r = nlohmann::json::parse(report);
+  if (f.json) {
+    std::cout << r.dump(2) << "\n";
+  } else {
+    print_evaluation(r, class_names_for(f.data));
+    if (r.contains("accuracy")) std::printf("test_accuracy=%.4f\n", r["accuracy"].get<double>());
+  }
+  nnrt_evaluation_release(e);
+  nnrt_dataset_release(data);
+  nnrt_model_release(model);
+  nnrt_context_release(ctx);
+}
+
+}  // namespace
+
+void register_eval(CLI::App &app) {
+  auto f = std::make_shared<EvalFlags>();
+  CLI::App *cmd = app.add_subcommand("eval", "Evaluate a saved model on a dataset");
+  cmd->add_option("--model-file", f->model_file, "A model saved by nnrt (.safetensors)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--data", f->data, "fashion-mnist, a folder of IDX files (its test split), a .csv file or a spec")
+      ->capture_default_str();
+  cmd->add_option("--test", f->test, "Evaluate on this data instead (a .csv file, an IDX folder or a spec)");
+  cmd->add_flag("--json", f->json, "Print the evaluation report as JSON");
+  add_context_flags(cmd, &f->context);
+  cmd->callback([f] { run_eval(*f); });
+}
+
+}  // namespace nnrt_cli

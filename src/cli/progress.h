@@ -1,0 +1,38 @@
+// Training progress on the terminal: a live bar (epoch, batch, loss, images/s, ETA) when stdout is a
+// terminal, plain lines otherwise (logs, CI, pipes).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "nnrt/nnrt.h"
+
+namespace nnrt_cli {
+
+class ProgressView {
+ public:
+  ProgressView(int32_t epochs, bool quiet);
+
+  // The nnrt_progress_fn body; returns nonzero when Ctrl-C asked to stop.
+  int update(const nnrt_progress &p);
+
+  // Losses seen, thinned to at most a few hundred points, for the report's curve.
+  const std::vector<std::pair<double, double>> &loss_curve() const { return curve_; }
+
+  // Installs a SIGINT handler that asks training to stop at the next batch (the second Ctrl-C
+  // kills the process as usual).
+  static void catch_interrupt();
+
+ private:
+  void draw_bar(const nnrt_progress &p);
+  void print_line(const nnrt_progress &p);
+
+  int32_t epochs_;
+  bool quiet_, live_;
+  std::chrono::steady_clock::time_point start_, last_draw_;
+  std::vector<std::pair<double, double>> curve_;  // (epoch + fraction, loss)
+  int64_t stride_ = 1, seen_ = 0;
+};
+
+}  // namespace nnrt_cli

@@ -1,0 +1,94 @@
+#include "core/memory_cache.h"
+
+#include <cstdlib>
+
+#include "core/error.h"
+
+namespace nnrt {
+
+MemoryCache::MemoryCache(MemorySource source, CacheLimits limits)
+    : source_(std::move(source)), limits_(limits) {}
+
+MemoryCache::~MemoryCache() { trim(); }
+
+// Small requests round up to 512 bytes; larger ones to the next of eight steps per power of two,
+// which wastes at most 12.5% while letting similar sizes share a bin.
+size_t MemoryCache::size_class(size_t bytes) {
+  if (bytes <= 512) return 512;
+  int top = 63 - __builtin_clzll(static_cast<unsigned long long>(bytes - 1));
+  size_t step = size_t(1) << (top - 3 > 9 ? top - 3 : 9);
+  return (bytes + step - 1) / step * step;
+}
+
+void *MemoryCache::allocate(size_t bytes, size_t *block_bytes) {
+  size_t size = size_class(bytes);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = bins_.find(size);
+    if (it != bins_.end() && !it->second.empty()) {
+      void *p = it->second.back();
+      it->second.pop_back();
+      stats_.cached_bytes -= size;
+      stats_.allocated_bytes += size;
+      if (stats_.allocated_bytes > stats_.peak_bytes) stats_.peak_bytes = stats_.allocated_bytes;
+      ++stats_.hits;
+      *block_bytes = size;
+      return p;
+    }
+  }
+  void *p = source_.allocate(size);
+  if (!p) {
+    // Cached blocks of other sizes may be what stands between us and success.
+    std::lock_guard<std::mutex> lock(mutex_);
+    trim_locked();
+    p = source_.allocate(size);
+  }
+  if (!p) fail(NNRT_ERR_OUT_OF_MEMORY, "out of memory: could not allocate ", bytes, " bytes");
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.allocated_bytes += size;
+  if (stats_.allocated_bytes > stats_.peak_bytes) stats_.peak_bytes = stats_.allocated_bytes;
+  ++stats_.misses;
+  *block_bytes = size;
+  return p;
+}
+
+void MemoryCache::release(void *ptr, size_t block_bytes) {
+  if (!ptr) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_.allocated_bytes -= block_bytes;
+    if (block_bytes <= limits_.max_block_bytes &&
+        stats_.cached_bytes + block_bytes <= limits_.max_cached_bytes) {
+      bins_[block_bytes].push_back(ptr);
+      stats_.cached_bytes += block_bytes;
+      return;
+    }
+  }
+  source_.release(ptr);
+}
+
+void MemoryCache::trim() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  trim_locked();
+}
+
+void MemoryCache::trim_locked() {
+  for (auto &bin : bins_)
+    for (void *p : bin.second) source_.release(p);
+  bins_.clear();
+  stats_.cached_bytes = 0;
+}
+
+CacheStats MemoryCache::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+MemorySource host_memory_source() {
+  return MemorySource{
+      [](size_t bytes) -> void * { return std::aligned_alloc(64, (bytes + 63) / 64 * 64); },
+      [](void *p) { std::free(p); },
+  };
+}
+
+}  // namespace nnrt

@@ -1,0 +1,71 @@
+// A caching allocator for one memory space (host memory, or one device): the ND4J "reuse" cache.
+//
+// Freed blocks go back to size-class bins and are handed out again, so a training loop that
+// allocates the same shapes every step stops calling the system (or the device driver) after its
+// first step. Limits: freed blocks are kept only while the cache holds at most max_cached_bytes,
+// and blocks larger than max_block_bytes are never kept.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace nnrt {
+
+struct CacheLimits {
+  size_t max_cached_bytes = size_t(1) << 30;
+  size_t max_block_bytes = size_t(256) << 20;
+};
+
+struct CacheStats {
+  size_t allocated_bytes = 0;  // in blocks handed out and not yet released
+  size_t cached_bytes = 0;     // in freed blocks kept for reuse
+  size_t peak_bytes = 0;       // the most allocated_bytes ever
+  uint64_t hits = 0;           // allocations served from the cache
+  uint64_t misses = 0;         // allocations that went to the system
+};
+
+// Where the memory really comes from.
+struct MemorySource {
+  std::function<void *(size_t bytes)> allocate;  // returns NULL when out of memory
+  std::function<void(void *)> release;
+};
+
+class MemoryCache {
+ public:
+  MemoryCache(MemorySource source, CacheLimits limits);
+  ~MemoryCache();  // returns every cached block; blocks still handed out are the owners' problem
+  MemoryCache(const MemoryCache &) = delete;
+  MemoryCache &operator=(const MemoryCache &) = delete;
+
+  // Returns a block of at least `bytes` (its true size in *block_bytes, to pass to release), 64-byte
+  // aligned or better. Throws NNRT_ERR_OUT_OF_MEMORY, after emptying the cache and retrying once.
+  void *allocate(size_t bytes, size_t *block_bytes);
+  void release(void *ptr, size_t block_bytes);
+
+  // Returns every cached block to the source.
+  void trim();
+
+  CacheStats stats() const;
+  CacheLimits limits() const { return limits_; }
+
+  // The size class a request of `bytes` is rounded up to.
+  static size_t size_class(size_t bytes);
+
+ private:
+  void trim_locked();
+
+  MemorySource source_;
+  CacheLimits limits_;
+  mutable std::mutex mutex_;
+  std::map<size_t, std::vector<void *>> bins_;  // size class -> free blocks
+  CacheStats stats_;
+};
+
+// A MemorySource of 64-byte aligned host memory.
+MemorySource host_memory_source();
+
+}  // namespace nnrt

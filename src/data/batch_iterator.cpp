@@ -1,0 +1,161 @@
+// BatchIterator: one epoch of batches, shuffled by a seed, optionally prepared ahead by a thread.
+//
+// Batch b always holds examples order[b * batch_size ...], whoever makes it and whenever, so the
+// batches are the same with and without prefetching. The prefetch thread waits on condition
+// variables (never spins) for room in a queue of at most `prefetch` batches, and stops at the next
+// wait once the iterator is destroyed.
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "backend/ops.h"
+#include "core/dtype.h"
+#include "core/error.h"
+#include "data/dataset.h"
+#include "data/shuffle.h"
+
+namespace nnrt::data {
+
+namespace {
+std::atomic<int64_t> batch_fault{-1};
+}
+
+void set_batch_fault_for_testing(int64_t index) { batch_fault.store(index, std::memory_order_relaxed); }
+
+struct BatchIterator::Impl {
+  std::shared_ptr<const Dataset> data;
+  std::shared_ptr<Context> ctx;
+  int64_t batch_size = 0;
+  nnrt_dtype x_dtype = NNRT_DTYPE_F32;
+  std::vector<int64_t> order;
+  int64_t batches = 0;
+  int64_t given = 0;  // batches handed out by next()
+
+  // Host staging of the batch being made; used by one thread only (the prefetch thread when
+  // there is one, else the caller of next()).
+  std::vector<unsigned char> x_host, y_host;
+
+  int prefetch = 0;
+  std::mutex mutex;
+  std::condition_variable batch_ready;  // producer -> consumer
+  std::condition_variable room_free;    // consumer (or destructor) -> producer
+  std::deque<Batch> ready;
+  std::exception_ptr error;  // what making a batch threw; handed out after the batches before it
+  bool producer_done = false;
+  bool stopping = false;
+  std::thread producer;
+
+  Batch make(int64_t b);
+  void produce();
+};
+
+Batch BatchIterator::Impl::make(int64_t b) {
+  if (b == batch_fault.load(std::memory_order_relaxed)) fail(NNRT_ERR_INTERNAL, "injected fault in batch ", b);
+  const int64_t begin = b * batch_size;
+  const int64_t n = std::min(batch_size, data->size() - begin);
+  Shape x_shape, y_shape;
+  x_shape.dims[x_shape.rank++] = n;
+  for (int32_t i = 0; i < data->example_shape().rank; ++i) x_shape.dims[x_shape.rank++] = data->example_shape()[i];
+  y_shape.dims[y_shape.rank++] = n;
+  nnrt_dtype y_dtype = NNRT_DTYPE_I64;
+  if (!data->has_class_labels()) {
+    y_dtype = NNRT_DTYPE_F32;
+    for (int32_t i = 0; i < data->target_shape().rank; ++i) y_shape.dims[y_shape.rank++] = data->target_shape()[i];
+  }
+  x_host.resize(static_cast<size_t>(x_shape.numel()) * dtype_size(x_dtype));
+  y_host.resize(static_cast<size_t>(y_shape.numel()) * dtype_size(y_dtype));
+  data->gather(order.data() + begin, n, x_dtype, x_host.data(), y_host.data());
+
+  Batch batch;
+  batch.n = n;
+  batch.x = ops::from_host(*ctx, x_dtype, x_shape, x_host.data(), x_host.size());
+  batch.y = ops::from_host(*ctx, y_dtype, y_shape, y_host.data(), y_host.size());
+  return batch;
+}
+
+void BatchIterator::Impl::produce() {
+  for (int64_t b = 0; b < batches; ++b) {
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      room_free.wait(lock, [&] { return stopping || ready.size() < static_cast<size_t>(prefetch); });
+      if (stopping) return;
+    }
+    Batch batch;
+    try {
+      batch = make(b);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex);
+      error = std::current_exception();
+      producer_done = true;
+      batch_ready.notify_all();
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      ready.push_back(std::move(batch));
+    }
+    batch_ready.notify_one();
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  producer_done = true;
+  batch_ready.notify_all();
+}
+
+BatchIterator::BatchIterator(std::shared_ptr<const Dataset> data, std::shared_ptr<Context> ctx, int64_t batch_size,
+                             bool shuffle, uint64_t seed, int prefetch, nnrt_dtype x_dtype)
+    : impl_(std::make_unique<Impl>()) {
+  if (!data || !ctx) fail(NNRT_ERR_INTERNAL, "BatchIterator: no dataset or no context");
+  if (batch_size < 1) fail(NNRT_ERR_INVALID_ARGUMENT, "batch_size: expected an integer >= 1, got ", batch_size);
+  if (prefetch < 0) fail(NNRT_ERR_INVALID_ARGUMENT, "prefetch: expected an integer >= 0, got ", prefetch);
+  if (!dtype_is_float(x_dtype)) {
+    fail(NNRT_ERR_DTYPE, "batch features: expected a float dtype (f32, f64, f16, bf16), got ", dtype_name(x_dtype));
+  }
+  Impl &m = *impl_;
+  m.order = shuffle ? shuffled_order(data->size(), seed) : identity_order(data->size());
+  m.data = std::move(data);
+  m.ctx = std::move(ctx);
+  m.batch_size = batch_size;
+  m.x_dtype = x_dtype;
+  m.batches = (m.data->size() + batch_size - 1) / batch_size;
+  m.prefetch = prefetch;
+  if (prefetch > 0 && m.batches > 0) m.producer = std::thread([&m] { m.produce(); });
+}
+
+BatchIterator::~BatchIterator() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->stopping = true;
+  }
+  impl_->room_free.notify_all();
+  if (impl_->producer.joinable()) impl_->producer.join();
+}
+
+bool BatchIterator::next(Batch &out) {
+  Impl &m = *impl_;
+  if (m.given == m.batches) return false;
+  if (m.prefetch == 0) {
+    out = m.make(m.given);
+    ++m.given;
+    return true;
+  }
+  std::unique_lock<std::mutex> lock(m.mutex);
+  m.batch_ready.wait(lock, [&] { return !m.ready.empty() || m.producer_done; });
+  if (m.ready.empty()) {
+    if (m.error) std::rethrow_exception(m.error);
+    fail(NNRT_ERR_INTERNAL, "BatchIterator: the prefetch thread ended after ", m.given, " of ", m.batches, " batches");
+  }
+  out = std::move(m.ready.front());
+  m.ready.pop_front();
+  ++m.given;
+  lock.unlock();
+  m.room_free.notify_one();
+  return true;
+}
+
+int64_t BatchIterator::batches() const { return impl_->batches; }
+
+}  // namespace nnrt::data

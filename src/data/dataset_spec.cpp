@@ -1,0 +1,47 @@
+// Dataset::load: the JSON spec of nnrt_dataset_load, read strictly, and the reader it names.
+#include "core/error.h"
+#include "core/json_options.h"
+#include "data/csv_reader.h"
+#include "data/dataset.h"
+#include "data/idx_reader.h"
+
+namespace nnrt::data {
+
+namespace {
+
+std::shared_ptr<Dataset> load_idx(JsonReader &spec) {
+  std::string images = spec.require_string("images");
+  std::string labels = spec.require_string("labels");
+  double scale = spec.get_number("scale", 1.0 / 255.0);
+  int64_t limit = spec.get_int("limit", 0, 1);
+  spec.finish();  // before touching a file: a misspelt key is the likelier mistake
+  IdxArray image_array = read_idx_file(images, limit);
+  IdxArray label_array = read_idx_file(labels, limit);
+  return Dataset::from_parts(idx_dataset_parts(std::move(image_array), std::move(label_array), images, labels, scale));
+}
+
+std::shared_ptr<Dataset> load_csv(JsonReader &spec) {
+  std::string path = spec.require_string("path");
+  CsvOptions options;
+  options.label_column = spec.get_int("label_column", 0);
+  options.header = spec.get_bool("header", false);
+  options.limit = spec.get_int("limit", 0, 1);
+  options.scale = spec.get_number("scale", 1.0);
+  spec.finish();
+  return Dataset::from_parts(read_csv_file(path, options));
+}
+
+}  // namespace
+
+std::shared_ptr<Dataset> Dataset::load(const char *spec_json) {
+  if (!spec_json)
+    fail(NNRT_ERR_INVALID_ARGUMENT, "spec_json is NULL; expected a JSON object such as {\"format\": \"idx\", ...}");
+  Json doc = parse_json_object(spec_json, "spec_json");
+  JsonReader spec(doc, "spec");
+  std::string format = spec.require_string("format");
+  if (format == "idx") return load_idx(spec);
+  if (format == "csv") return load_csv(spec);
+  fail(NNRT_ERR_INVALID_ARGUMENT, "spec.format: expected \"idx\" or \"csv\", got ", json_excerpt(format));
+}
+
+}  // namespace nnrt::data

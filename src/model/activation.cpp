@@ -1,0 +1,56 @@
+#include "model/activation.h"
+
+#include "core/error.h"
+
+namespace nnrt::model {
+
+bool Activation::uses_output_for_backward() const {
+  if (softmax || log_softmax) return true;
+  switch (alg) {
+    case NNRT_UNARY_IDENTITY:
+    case NNRT_UNARY_RELU:
+    case NNRT_UNARY_SIGMOID:
+    case NNRT_UNARY_TANH: return true;
+    case NNRT_UNARY_LEAKY_RELU:
+    case NNRT_UNARY_ELU: return alpha > 0;  // then the output's sign is the input's
+    default: return false;
+  }
+}
+
+Array Activation::forward(Context &ctx, const Array &x) const {
+  if (softmax) return ops::softmax(ctx, NNRT_SOFTMAX, x, 1);
+  if (log_softmax) return ops::softmax(ctx, NNRT_LOG_SOFTMAX, x, 1);
+  if (alg == NNRT_UNARY_IDENTITY) return x;
+  return ops::unary(ctx, alg, x, alpha);
+}
+
+Array Activation::backward(Context &ctx, const Array &dy, const Array &x, const Array &y) const {
+  if (softmax) return ops::softmax_backward(ctx, NNRT_SOFTMAX, dy, y, 1);
+  if (log_softmax) return ops::softmax_backward(ctx, NNRT_LOG_SOFTMAX, dy, y, 1);
+  if (alg == NNRT_UNARY_IDENTITY) return dy;
+  bool from_output = uses_output_for_backward();
+  return ops::unary_backward(ctx, alg, dy, from_output ? y : x, from_output, alpha);
+}
+
+Activation read_activation(JsonReader &config, const std::string &key, const std::string &fallback) {
+  Activation a;
+  a.name = config.get_string(key, fallback);
+  const std::string &n = a.name;
+  if (n == "identity" || n == "linear" || n == "none") a.alg = NNRT_UNARY_IDENTITY;
+  else if (n == "relu") a.alg = NNRT_UNARY_RELU;
+  else if (n == "leaky_relu" || n == "leakyrelu") a.alg = NNRT_UNARY_LEAKY_RELU, a.alpha = 0.01;
+  else if (n == "elu") a.alg = NNRT_UNARY_ELU, a.alpha = 1.0;
+  else if (n == "gelu") a.alg = NNRT_UNARY_GELU;
+  else if (n == "sigmoid") a.alg = NNRT_UNARY_SIGMOID;
+  else if (n == "tanh") a.alg = NNRT_UNARY_TANH;
+  else if (n == "softmax") a.softmax = true;
+  else if (n == "log_softmax") a.log_softmax = true;
+  else {
+    fail(NNRT_ERR_INVALID_ARGUMENT, config.name(key), ": unknown activation \"", n,
+         "\" (expected identity, relu, leaky_relu, elu, gelu, sigmoid, tanh, softmax or log_softmax)");
+  }
+  if (a.alg == NNRT_UNARY_LEAKY_RELU || a.alg == NNRT_UNARY_ELU) a.alpha = config.get_number("alpha", a.alpha);
+  return a;
+}
+
+}  // namespace nnrt::model

@@ -1,0 +1,36 @@
+// Activation functions as layers use them: by name, forward, and backward from what was saved.
+#pragma once
+
+#include <string>
+
+#include "backend/ops.h"
+#include "core/json_options.h"
+
+namespace nnrt::model {
+
+struct Activation {
+  std::string name = "identity";
+  nnrt_unary_alg alg = NNRT_UNARY_IDENTITY;  // unused for softmax / log_softmax
+  bool softmax = false, log_softmax = false;
+  double alpha = 0;
+
+  // Whether the backward pass can work from the output alone (so the input need not be kept), and
+  // so whether a convolution or matmul can apply it fused.
+  bool uses_output_for_backward() const;
+  // Whether a convolution or matmul can apply it as a fused post-op (and back-propagate through it
+  // from the output alone).
+  bool fusable() const { return !softmax && !log_softmax && uses_output_for_backward(); }
+  // The value for nnrt_op_attrs.fused (NNRT_UNARY_NONE for identity).
+  nnrt_unary_alg fused_alg() const { return alg == NNRT_UNARY_IDENTITY ? NNRT_UNARY_NONE : alg; }
+
+  Array forward(Context &ctx, const Array &x) const;
+  // dx from dy, given the forward input x (may be undefined when uses_output_for_backward) and
+  // output y.
+  Array backward(Context &ctx, const Array &dy, const Array &x, const Array &y) const;
+};
+
+// Reads an activation name at `key` ("relu", "leaky_relu", "elu", "gelu", "sigmoid", "tanh",
+// "softmax", "log_softmax", "identity"/"linear"), with "alpha" for leaky_relu (0.01) and elu (1).
+Activation read_activation(JsonReader &config, const std::string &key, const std::string &fallback);
+
+}  // namespace nnrt::model

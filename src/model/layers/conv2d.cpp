@@ -1,0 +1,117 @@
+// conv2d: a 2-D convolution over [C, H, W] examples (NCHW batches), with stride, padding ("same",
+// "valid", one int, [h, w] or [top, left, bottom, right]), dilation, groups and a fused activation.
+// Weight [filters, C / groups, kh, kw] as PyTorch's nn.Conv2d.
+#include "model/activation.h"
+#include "model/layer.h"
+
+namespace nnrt::model {
+namespace {
+
+class Conv2dLayer : public Layer {
+ public:
+  int64_t filters = 0, in_channels = 0;
+  int32_t kernel[2] = {1, 1};
+  bool same_padding = false;
+  ops::Conv2dParams p;
+  Activation activation;
+  Init init;
+  bool bias = true;
+
+  Shape build(const std::vector<Shape> &inputs) override {
+    if (inputs.size() != 1) shape_error("takes one input, got ", inputs.size());
+    const Shape &x = inputs[0];
+    if (x.rank != 3) shape_error("expects examples shaped [channels, height, width], got ", to_string(x));
+    in_channels = x[0];
+    if (same_padding) {
+      // Output size ceil(H / stride), the padding split with the extra row or column at the end.
+      for (int i = 0; i < 2; ++i) {
+        int64_t in = x[1 + i], out = (in + p.stride[i] - 1) / p.stride[i];
+        int64_t span = static_cast<int64_t>(p.dilation[i]) * (kernel[i] - 1) + 1;
+        int64_t total = std::max<int64_t>((out - 1) * p.stride[i] + span - in, 0);
+        p.pad[i] = static_cast<int32_t>(total / 2);
+        p.pad[i + 2] = static_cast<int32_t>(total - total / 2);
+      }
+    }
+    if (in_channels % p.groups != 0 || filters % p.groups != 0) {
+      shape_error("groups (", p.groups, ") must divide the input channels (", in_channels, ") and filters (", filters, ")");
+    }
+    try {
+      Shape out = ops::conv2d_output_shape(with_batch(1, x), weight_shape(), p);
+      return Shape{out[1], out[2], out[3]};
+    } catch (const Error &e) {
+      shape_error(e.what());
+    }
+  }
+
+  Shape weight_shape() const { return Shape{filters, in_channels / p.groups, kernel[0], kernel[1]}; }
+
+  std::vector<ParamSpec> param_specs() const override {
+    int64_t area = int64_t(kernel[0]) * kernel[1];
+    int64_t fan_in = in_channels / p.groups * area, fan_out = filters * area;
+    std::vector<ParamSpec> s = {{"weight", weight_shape(), init, fan_in, fan_out}};
+    if (bias) s.push_back({"bias", Shape{filters}, Init{}, fan_in, fan_out});
+    return s;
+  }
+
+  Array forward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, Saved &saved) const override {
+    const Array *b = bias ? &params[1] : nullptr;
+    if (activation.fusable()) {
+      ops::Conv2dParams fused = p;
+      fused.fused = activation.fused_alg();
+      fused.alpha = activation.alpha;
+      return ops::conv2d(pass.ctx, in[0], params[0], b, fused);
+    }
+    Array z = ops::conv2d(pass.ctx, in[0], params[0], b, p);
+    saved.arrays = {z};
+    return activation.forward(pass.ctx, z);
+  }
+
+  void backward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, const Array &out,
+                const Saved &saved, const Array &dout, std::vector<Array> &din, std::vector<Array> &dparams) const override {
+    Context &ctx = pass.ctx;
+    Array dz = activation.backward(ctx, dout, activation.fusable() ? Array() : saved.arrays[0], out);
+    if (pass.needs_input_grad(0)) din[0] = ops::conv2d_backward_data(ctx, dz, params[0], in[0].shape(), p);
+    auto grads = ops::conv2d_backward_weights(ctx, in[0], dz, params[0].shape(), bias, p);
+    dparams[0] = grads.first;
+    if (bias) dparams[1] = grads.second;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Layer> make_conv2d(JsonReader &config) {
+  auto l = std::make_unique<Conv2dLayer>();
+  l->filters = config.require_int("filters", 1);
+  if (!config.has("kernel")) fail(NNRT_ERR_INVALID_ARGUMENT, config.name("kernel"), " is required");
+  std::vector<int64_t> k = config.get_int_or_list("kernel", {}, 2, 1);
+  l->kernel[0] = static_cast<int32_t>(k[0]);
+  l->kernel[1] = static_cast<int32_t>(k[1]);
+  std::vector<int64_t> s = config.get_int_or_list("stride", {1, 1}, 2, 1);
+  std::vector<int64_t> d = config.get_int_or_list("dilation", {1, 1}, 2, 1);
+  for (int i = 0; i < 2; ++i) {
+    l->p.stride[i] = static_cast<int32_t>(s[i]);
+    l->p.dilation[i] = static_cast<int32_t>(d[i]);
+  }
+  if (config.has("padding") && config.raw("padding").is_string()) {
+    std::string mode = config.get_string("padding", "");
+    if (mode == "same") l->same_padding = true;
+    else if (mode != "valid") fail(NNRT_ERR_INVALID_ARGUMENT, config.name("padding"), ": expected \"same\", \"valid\" or ints, got \"", mode, "\"");
+  } else if (config.has("padding") && config.raw("padding").is_array() && config.raw("padding").size() == 4) {
+    std::vector<int64_t> pad = config.get_int_list("padding", {});
+    for (int i = 0; i < 4; ++i) {
+      if (pad[i] < 0) fail(NNRT_ERR_INVALID_ARGUMENT, config.name("padding"), ": expected values >= 0");
+      l->p.pad[i] = static_cast<int32_t>(pad[i]);
+    }
+  } else {
+    std::vector<int64_t> pad = config.get_int_or_list("padding", {0, 0}, 2, 0);
+    l->p.pad[0] = l->p.pad[2] = static_cast<int32_t>(pad[0]);
+    l->p.pad[1] = l->p.pad[3] = static_cast<int32_t>(pad[1]);
+  }
+  l->p.groups = static_cast<int32_t>(config.get_int("groups", 1, 1, INT32_MAX));
+  l->activation = read_activation(config, "activation", "identity");
+  l->init = read_init(config, "init", Init{Init::kXavier});
+  l->bias = config.get_bool("bias", true);
+  return l;
+}
+
+}  // namespace nnrt::model

@@ -1,0 +1,369 @@
+#include "model/model.h"
+
+#include <algorithm>
+#include <map>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "model/layers/output.h"
+
+namespace nnrt::model {
+
+namespace {
+
+uint64_t mix_seed(uint64_t seed, uint64_t salt) {
+  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (salt + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+Json shape_json(const Shape &s) { return Json(s.vec()); }
+
+}  // namespace
+
+std::string Layer::where() const { return cat("layer ", index, " (", type, " '", name, "')"); }
+
+Array as_dtype(Context &ctx, const Array &x, nnrt_dtype dtype) {
+  return x.dtype() == dtype ? x : ops::cast(ctx, x, dtype);
+}
+
+Shape with_batch(int64_t n, const Shape &example) {
+  Shape s;
+  s.rank = example.rank + 1;
+  s.dims[0] = n;
+  for (int32_t i = 0; i < example.rank; ++i) s.dims[i + 1] = example.dims[i];
+  return s;
+}
+
+// ---- placement ------------------------------------------------------------------------------
+
+void Placement::record(int32_t kind, const std::string &backend, bool fallback) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::string op = backend::op_kind_name(kind);
+  (backward_ ? backward_ops_ : forward_)[op].insert(backend);
+  if (fallback) fallbacks_.insert(op);
+}
+
+Json Placement::to_json() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Json j = Json::object();
+  j["forward"] = forward_;
+  if (!backward_ops_.empty()) j["backward"] = backward_ops_;
+  j["fallback"] = fallbacks_;
+  return j;
+}
+
+// ---- building -------------------------------------------------------------------------------
+
+std::shared_ptr<Model> Model::create(std::shared_ptr<Context> ctx, const Json &config) {
+  std::shared_ptr<Model> m(new Model);
+  m->ctx_ = std::move(ctx);
+  m->config_ = config;
+  m->build(config);
+  return m;
+}
+
+void Model::build(const Json &config) {
+  JsonReader top(config, "config");
+  std::vector<int64_t> input = top.get_int_list("input", {});
+  if (!top.has("input")) fail(NNRT_ERR_INVALID_ARGUMENT, "config.input is required: the shape of one example, e.g. [1, 28, 28]");
+  if (input.empty() || input.size() >= NNRT_MAX_DIMS) {
+    fail(NNRT_ERR_INVALID_ARGUMENT, "config.input: expected 1 to ", NNRT_MAX_DIMS - 1, " dims, got ", input.size());
+  }
+  for (int64_t d : input) {
+    if (d <= 0) fail(NNRT_ERR_INVALID_ARGUMENT, "config.input: dims must be positive, got ", json_excerpt(config["input"]));
+  }
+  input_names_ = {"input"};
+  input_shapes_ = {Shape::of(input)};
+  uint64_t seed = top.has("seed") ? static_cast<uint64_t>(top.get_int("seed", 0, 0)) : ctx_->next_seed();
+  top.get_string("name", "");
+
+  bool sequential = top.has("layers");
+  if (sequential == top.has("nodes")) {
+    fail(NNRT_ERR_INVALID_ARGUMENT, "config: give either \"layers\" (a sequence) or \"nodes\" (a graph), not ",
+         sequential ? "both" : "neither");
+  }
+  const Json &list = top.raw(sequential ? "layers" : "nodes");
+  if (!list.is_array() || list.empty()) {
+    fail(NNRT_ERR_INVALID_ARGUMENT, "config.", sequential ? "layers" : "nodes", ": expected a non-empty list of layers");
+  }
+
+  // Parse every node; graph inputs are resolved by name after all names are known.
+  struct Pending {
+    std::vector<std::string> inputs;
+  };
+  std::vector<Node> parsed;
+  std::vector<Pending> pending;
+  std::map<std::string, int32_t> by_name;
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::string where = cat("config.", sequential ? "layers" : "nodes", "[", i, "]");
+    if (!list[i].is_object()) fail(NNRT_ERR_INVALID_ARGUMENT, where, ": expected a layer object, got ", json_excerpt(list[i]));
+    JsonReader r(list[i], where);
+    std::string type = r.require_string("type");
+    std::string name = r.get_string("name", sequential ? cat("layer", i) : "");
+    if (name.empty()) fail(NNRT_ERR_INVALID_ARGUMENT, where, ".name is required in a graph (\"nodes\") config");
+    if (name == "input" || by_name.count(name)) {
+      fail(NNRT_ERR_INVALID_ARGUMENT, where, ".name: \"", name, "\" is ", name == "input" ? "reserved" : "used twice");
+    }
+    Pending p;
+    if (sequential) {
+      if (r.has("inputs")) fail(NNRT_ERR_INVALID_ARGUMENT, where, ".inputs: only graph (\"nodes\") configs name inputs");
+      p.inputs = {i == 0 ? std::string("input") : parsed.back().layer->name};
+    } else {
+      p.inputs = r.get_string_list("inputs");
+      if (p.inputs.empty()) fail(NNRT_ERR_INVALID_ARGUMENT, where, ".inputs is required: a list of node names or \"input\"");
+    }
+    Node node;
+    node.layer = make_layer(type, r);
+    r.finish();
+    node.layer->name = name;
+    node.layer->type = type;
+    for (auto it = list[i].begin(); it != list[i].end(); ++it) {
+      if (it.key() != "type" && it.key() != "name" && it.key() != "inputs") node.layer->attributes[it.key()] = it.value();
+    }
+    by_name[name] = static_cast<int32_t>(parsed.size());
+    parsed.push_back(std::move(node));
+    pending.push_back(std::move(p));
+  }
+
+  // Resolve names, then order the nodes so that every node comes after its inputs.
+  std::vector<std::vector<int32_t>> deps(parsed.size());
+  for (size_t i = 0; i < parsed.size(); ++i) {
+    for (const std::string &in : pending[i].inputs) {
+      if (in == "input") {
+        deps[i].push_back(-1);
+        continue;
+      }
+      auto it = by_name.find(in);
+      if (it == by_name.end()) {
+        fail(NNRT_ERR_INVALID_ARGUMENT, "config.nodes[", i, "] ('", parsed[i].layer->name, "'): unknown input \"", in, "\"");
+      }
+      deps[i].push_back(it->second);
+    }
+  }
+  std::vector<int32_t> order, position(parsed.size(), -1);
+  std::vector<bool> placed(parsed.size(), false);
+  while (order.size() < parsed.size()) {
+    bool progress = false;
+    for (size_t i = 0; i < parsed.size(); ++i) {
+      if (placed[i]) continue;
+      bool ready = std::all_of(deps[i].begin(), deps[i].end(), [&](int32_t d) { return d < 0 || placed[d]; });
+      if (!ready) continue;
+      placed[i] = true;
+      position[i] = static_cast<int32_t>(order.size());
+      order.push_back(static_cast<int32_t>(i));
+      progress = true;
+    }
+    if (!progress) fail(NNRT_ERR_INVALID_ARGUMENT, "config.nodes: the graph has a cycle");
+  }
+  for (int32_t i : order) {
+    Node node = std::move(parsed[i]);
+    for (int32_t d : deps[i]) node.inputs.push_back(d < 0 ? d : position[d]);
+    nodes_.push_back(std::move(node));
+  }
+
+  // Outputs: the graph's named outputs, or the last layer.
+  if (sequential) {
+    outputs_ = {static_cast<int32_t>(nodes_.size() - 1)};
+  } else {
+    std::vector<std::string> outs = top.get_string_list("outputs");
+    if (outs.empty()) outs = {nodes_.back().layer->name};
+    for (const std::string &o : outs) {
+      auto it = by_name.find(o);
+      if (it == by_name.end()) fail(NNRT_ERR_INVALID_ARGUMENT, "config.outputs: unknown node \"", o, "\"");
+      outputs_.push_back(position[it->second]);
+    }
+  }
+  top.finish();
+
+  // Shape inference and parameters, in order.
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    Node &node = nodes_[i];
+    node.layer->index = static_cast<int32_t>(i);
+    node.layer->seed = mix_seed(seed, 1000003 + i);
+    std::vector<Shape> in_shapes;
+    for (int32_t d : node.inputs) in_shapes.push_back(d < 0 ? input_shapes_[-d - 1] : nodes_[d].out_shape);
+    node.out_shape = node.layer->build(in_shapes);
+    for (int32_t d : node.inputs)
+      if (d >= 0) nodes_[d].consumers++;
+    node.placement = std::make_unique<Placement>();
+    for (const ParamSpec &spec : node.layer->param_specs()) {
+      Param p;
+      p.name = node.layer->name + "." + spec.suffix;
+      p.spec = spec;
+      p.node = static_cast<int32_t>(i);
+      p.value = initialise(*ctx_, spec.init, spec.shape, spec.fan_in, spec.fan_out, mix_seed(seed, params_.size()));
+      node.params.push_back(static_cast<int32_t>(params_.size()));
+      params_.push_back(std::move(p));
+    }
+  }
+  for (int32_t o : outputs_) nodes_[o].consumers++;
+
+  // One example through the model: proves the graph runs, and fills in the forward placement.
+  Shape one = with_batch(1, input_shapes_[0]);
+  predict(ops::zeros(*ctx_, NNRT_DTYPE_F32, one));
+}
+
+const OutputLayer *Model::output_layer() const {
+  return dynamic_cast<const OutputLayer *>(nodes_[outputs_.front()].layer.get());
+}
+
+int64_t Model::param_count() const {
+  int64_t n = 0;
+  for (const Param &p : params_) n += p.value.numel();
+  return n;
+}
+
+const Param *Model::find_param(const std::string &name) const {
+  for (const Param &p : params_)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+// ---- passes ---------------------------------------------------------------------------------
+
+void Model::check_input(const Array &x, const char *what) const {
+  Shape expected = with_batch(x.rank() > 0 ? x.dim(0) : 0, input_shapes_[0]);
+  if (x.shape() != expected) {
+    std::string want = to_string(input_shapes_[0]);
+    fail(NNRT_ERR_SHAPE, what, ": expected [N, ", want.substr(1), " (a batch of examples shaped ", want, "), got ",
+         to_string(x.shape()));
+  }
+  if (x.dtype() == NNRT_DTYPE_BOOL) fail(NNRT_ERR_DTYPE, what, ": expected a numeric array, got bool");
+}
+
+std::vector<Array> Model::params_as(nnrt_dtype dtype) const {
+  std::vector<Array> out;
+  for (const Param &p : params_) {
+    bool keep_f32 = !p.spec.trainable || nodes_[p.node].layer->type == "batchnorm";
+    out.push_back(keep_f32 ? p.value : as_dtype(*ctx_, p.value, dtype));
+  }
+  return out;
+}
+
+std::vector<Array> Model::gather_inputs(const Node &node, const std::vector<Array> &model_inputs,
+                                        const std::vector<Array> &outs) const {
+  std::vector<Array> in;
+  for (int32_t d : node.inputs) in.push_back(d < 0 ? model_inputs[-d - 1] : outs[d]);
+  return in;
+}
+
+std::vector<Array> Model::node_params(const Node &node, const std::vector<Array> &params) const {
+  std::vector<Array> p;
+  for (int32_t id : node.params) p.push_back(params[id]);
+  return p;
+}
+
+Array Model::predict(const Array &x) const {
+  check_input(x, "predict");
+  std::shared_lock<std::shared_mutex> read(lock_);
+  nnrt_dtype dtype = ctx_->options().default_dtype;
+  Pass pass{*ctx_, false, 0, dtype, {}};
+  std::vector<Array> params = params_as(dtype);
+  std::vector<Array> inputs = {as_dtype(*ctx_, x, dtype)};
+  std::vector<Array> outs(nodes_.size());
+  std::vector<int32_t> remaining(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) remaining[i] = nodes_[i].consumers;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node &node = nodes_[i];
+    Saved saved;
+    {
+      backend::PlacementScope scope(node.placement.get());
+      outs[i] = node.layer->forward(pass, gather_inputs(node, inputs, outs), node_params(node, params), saved);
+    }
+    // Inference keeps an activation only until its last reader has run.
+    for (int32_t d : node.inputs)
+      if (d >= 0 && --remaining[d] == 0) outs[d] = Array();
+  }
+  return as_dtype(*ctx_, outs[outputs_.front()], NNRT_DTYPE_F32);
+}
+
+Activations Model::forward(Pass &pass, const std::vector<Array> &inputs, const std::vector<Array> &params) const {
+  Activations a;
+  a.inputs = inputs;
+  a.out.resize(nodes_.size());
+  a.saved.resize(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node &node = nodes_[i];
+    node.placement->set_backward(false);
+    backend::PlacementScope scope(node.placement.get());
+    a.out[i] = node.layer->forward(pass, gather_inputs(node, a.inputs, a.out), node_params(node, params), a.saved[i]);
+  }
+  return a;
+}
+
+std::vector<Array> Model::backward(Pass &pass, const Activations &acts, const std::vector<Array> &params, int32_t from,
+                                   const Array &grad) const {
+  std::vector<Array> grads(nodes_.size()), param_grads(params_.size());
+  grads[from] = grad;
+  for (int32_t i = from; i >= 0; --i) {
+    if (!grads[i].defined()) continue;
+    const Node &node = nodes_[i];
+    std::vector<Array> in = gather_inputs(node, acts.inputs, acts.out);
+    std::vector<Array> din(in.size()), dparams(node.params.size());
+    pass.need_input_grad.assign(in.size(), false);
+    for (size_t k = 0; k < in.size(); ++k) pass.need_input_grad[k] = node.inputs[k] >= 0;
+    {
+      node.placement->set_backward(true);
+      backend::PlacementScope scope(node.placement.get());
+      node.layer->backward(pass, in, node_params(node, params), acts.out[i], acts.saved[i], grads[i], din, dparams);
+      node.placement->set_backward(false);
+    }
+    grads[i] = Array();
+    for (size_t k = 0; k < in.size(); ++k) {
+      int32_t d = node.inputs[k];
+      if (d < 0 || !din[k].defined()) continue;
+      // A node read by several others sums their gradients.
+      grads[d] = grads[d].defined() ? ops::add(*ctx_, grads[d], din[k]) : din[k];
+    }
+    for (size_t j = 0; j < node.params.size(); ++j) {
+      if (dparams[j].defined()) param_grads[node.params[j]] = dparams[j];
+    }
+  }
+  return param_grads;
+}
+
+// ---- summary --------------------------------------------------------------------------------
+
+std::string Model::summary() const {
+  std::shared_lock<std::shared_mutex> read(lock_);
+  Json j;
+  j["input"] = shape_json(input_shapes_[0]);
+  j["backend"] = ctx_->device()->name();
+  j["dtype"] = dtype_name(ctx_->options().default_dtype);
+  Json layers = Json::array();
+  int64_t total = 0, trainable = 0;
+  for (const Node &node : nodes_) {
+    Json l;
+    l["name"] = node.layer->name;
+    l["type"] = node.layer->type;
+    Json ins = Json::array();
+    for (int32_t d : node.inputs) ins.push_back(d < 0 ? input_names_[-d - 1] : nodes_[d].layer->name);
+    l["inputs"] = ins;
+    l["output_shape"] = shape_json(node.out_shape);
+    int64_t count = 0;
+    Json params = Json::array();
+    for (int32_t id : node.params) {
+      const Param &p = params_[id];
+      count += p.value.numel();
+      if (p.spec.trainable) trainable += p.value.numel();
+      params.push_back({{"name", p.name}, {"shape", shape_json(p.value.shape())}, {"trainable", p.spec.trainable}});
+    }
+    total += count;
+    l["param_count"] = count;
+    l["params"] = params;
+    l["attributes"] = node.layer->attributes;
+    l["ops"] = node.placement->to_json();
+    layers.push_back(l);
+  }
+  j["layers"] = layers;
+  Json outs = Json::array();
+  for (int32_t o : outputs_) outs.push_back(nodes_[o].layer->name);
+  j["outputs"] = outs;
+  j["total_params"] = total;
+  j["trainable_params"] = trainable;
+  return j.dump();
+}
+
+}  // namespace nnrt::model

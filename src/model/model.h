@@ -1,0 +1,125 @@
+// A model: a graph of layers built from a JSON config, its parameters, and the forward and backward
+// passes over the graph. Built once; afterwards only parameter values change (by a trainer or
+// set_param), under the model's lock, so predict() is safe from many threads.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "backend/dispatch.h"
+#include "model/layer.h"
+
+namespace nnrt::model {
+
+class OutputLayer;
+
+struct Param {
+  std::string name;  // "<layer>.<suffix>"
+  Array value;       // F32, the master copy
+  ParamSpec spec;
+  int32_t node = 0;
+};
+
+// Which backends ran a node's ops, filled in as passes run (forward and backward separately).
+class Placement : public backend::PlacementRecorder {
+ public:
+  void record(int32_t kind, const std::string &backend, bool fallback) override;
+  void set_backward(bool backward) { backward_ = backward; }
+  Json to_json() const;
+
+ private:
+  mutable std::mutex mutex_;
+  bool backward_ = false;
+  std::map<std::string, std::set<std::string>> forward_, backward_ops_;  // op kind -> backends
+  std::set<std::string> fallbacks_;
+};
+
+struct Node {
+  std::unique_ptr<Layer> layer;
+  std::vector<int32_t> inputs;  // node indices; model input k is -(k + 1)
+  Shape out_shape;              // per example
+  std::vector<int32_t> params;  // indices into Model::params()
+  int32_t consumers = 0;        // nodes (and model outputs) that read this node's output
+  std::unique_ptr<Placement> placement;
+};
+
+// The per-node results of a forward pass that a backward pass needs.
+struct Activations {
+  std::vector<Array> inputs;  // the model inputs
+  std::vector<Array> out;     // per node
+  std::vector<Saved> saved;   // per node
+};
+
+class Model {
+ public:
+  // Parses and builds a model; throws nnrt::Error (NNRT_ERR_INVALID_ARGUMENT for config errors,
+  // NNRT_ERR_SHAPE for shapes that do not fit, naming the layer).
+  static std::shared_ptr<Model> create(std::shared_ptr<Context> ctx, const Json &config);
+
+  Context &ctx() const { return *ctx_; }
+  const std::shared_ptr<Context> &context_ptr() const { return ctx_; }
+  const Json &config() const { return config_; }
+  const std::vector<Node> &nodes() const { return nodes_; }
+  const std::vector<Shape> &input_shapes() const { return input_shapes_; }
+  int32_t output_node() const { return outputs_.front(); }
+  const std::vector<int32_t> &outputs() const { return outputs_; }
+  // The output layer (activation + loss) that training uses, or NULL if the model has none.
+  const OutputLayer *output_layer() const;
+
+  std::vector<Param> &params() { return params_; }
+  const std::vector<Param> &params() const { return params_; }
+  int64_t param_count() const;
+  const Param *find_param(const std::string &name) const;
+
+  // Readers (predict, get_param, summary) take it shared; writers (training, set_param) exclusive.
+  std::shared_mutex &lock() const { return lock_; }
+
+  // Inference on a batch [N, input...]: returns the first output. Thread-safe.
+  Array predict(const Array &x) const;
+
+  // The current parameter values, converted to `dtype` for the floats that a layer computes in
+  // that dtype (batchnorm statistics stay F32).
+  std::vector<Array> params_as(nnrt_dtype dtype) const;
+
+  // A full forward pass keeping what backward needs. `params` as params_as() gives them.
+  Activations forward(Pass &pass, const std::vector<Array> &inputs, const std::vector<Array> &params) const;
+
+  // Back-propagates `grad` (the gradient with respect to node `from`'s output; for an output
+  // layer, with respect to its pre-activation) and returns one gradient per parameter (undefined
+  // for parameters that got none and for state).
+  std::vector<Array> backward(Pass &pass, const Activations &acts, const std::vector<Array> &params, int32_t from,
+                              const Array &grad) const;
+
+  // Checkpoints (model_checkpoint.cpp): a safetensors file with the config in its metadata.
+  void save(const std::string &path) const;
+  static std::shared_ptr<Model> load(std::shared_ptr<Context> ctx, const std::string &path);
+
+  // The summary JSON of nnrt_model_summary.
+  std::string summary() const;
+
+  // Checks a batch against the model's input: rank, per-example dims, float dtype.
+  void check_input(const Array &x, const char *what) const;
+
+ private:
+  Model() = default;
+  void build(const Json &config);
+  std::vector<Array> gather_inputs(const Node &node, const std::vector<Array> &model_inputs,
+                                   const std::vector<Array> &outs) const;
+  std::vector<Array> node_params(const Node &node, const std::vector<Array> &params) const;
+
+  std::shared_ptr<Context> ctx_;
+  Json config_;
+  std::vector<std::string> input_names_;
+  std::vector<Shape> input_shapes_;
+  std::vector<Node> nodes_;  // in topological order
+  std::vector<int32_t> outputs_;
+  std::vector<Param> params_;
+  mutable std::shared_mutex lock_;
+};
+
+}  // namespace nnrt::model

@@ -1,0 +1,40 @@
+// Model checkpoints: the config in the metadata and every parameter as an F32 tensor.
+#include "core/error.h"
+#include "io/model_tensors.h"
+#include "model/model.h"
+
+namespace nnrt::model {
+
+void Model::save(const std::string &path) const {
+  io::Checkpoint checkpoint;
+  checkpoint.metadata[io::kConfigKey] = config_.dump(-1, ' ', false, Json::error_handler_t::replace);
+  {
+    // A consistent snapshot; the disk write happens after, so training is not held up by it.
+    std::shared_lock<std::shared_mutex> read(lock_);
+    checkpoint.tensors = io::param_records(*this);
+  }
+  io::write_checkpoint(path, checkpoint);
+}
+
+std::shared_ptr<Model> Model::load(std::shared_ptr<Context> ctx, const std::string &path) {
+  std::string what = cat("checkpoint '", path, "'");
+  io::Checkpoint checkpoint = io::read_checkpoint(path);
+  Json config = io::checkpoint_config(checkpoint, what);
+  std::shared_ptr<Model> m;
+  try {
+    m = create(std::move(ctx), config);
+  } catch (const Error &e) {
+    // A config nnrt wrote was valid when saved: one that no longer builds is damage (or a file
+    // written by hand), not a mistake of the caller's.
+    nnrt_status s = e.status();
+    if (s != NNRT_ERR_INVALID_ARGUMENT && s != NNRT_ERR_SHAPE && s != NNRT_ERR_DTYPE) throw;
+    fail(NNRT_ERR_CORRUPT, what, ": its ", io::kConfigKey, " is not a valid model config: ", e.what());
+  }
+  std::vector<const io::TensorRecord *> records = io::match_params(checkpoint, *m, what);
+  for (size_t i = 0; i < records.size(); ++i) {
+    m->params_[i].value.copy_from_host(records[i]->bytes.data(), records[i]->bytes.size());
+  }
+  return m;
+}
+
+}  // namespace nnrt::model

@@ -1,0 +1,376 @@
+/* Models, trainers and evaluations through the C API: results, and every kind of bad input. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "c_test.h"
+
+static nnrt_context *ctx;
+
+static const char *lenet =
+    "{\"input\": [1, 28, 28], \"seed\": 123, \"layers\": ["
+    " {\"type\": \"conv2d\", \"filters\": 20, \"kernel\": [5, 5], \"stride\": [1, 1], \"activation\": \"relu\", \"init\": \"xavier\"},"
+    " {\"type\": \"maxpool2d\", \"kernel\": [2, 2], \"stride\": [2, 2]},"
+    " {\"type\": \"conv2d\", \"filters\": 50, \"kernel\": [5, 5], \"stride\": [2, 2], \"activation\": \"relu\", \"init\": \"xavier\"},"
+    " {\"type\": \"maxpool2d\", \"kernel\": [2, 2], \"stride\": [2, 2]},"
+    " {\"type\": \"dense\", \"units\": 200, \"activation\": \"relu\", \"init\": \"xavier\"},"
+    " {\"type\": \"output\", \"units\": 10, \"activation\": \"softmax\", \"loss\": \"nll\", \"init\": \"xavier\"}]}";
+
+/* Two Gaussian-ish blobs in 4-D: class 0 around -1, class 1 around +1 (deterministic). */
+static void make_blobs(int n, float *x, int32_t *y) {
+  int i, j;
+  unsigned s = 12345;
+  for (i = 0; i < n; ++i) {
+    y[i] = i % 2;
+    for (j = 0; j < 4; ++j) {
+      s = s * 1103515245u + 12345u;
+      x[i * 4 + j] = (y[i] ? 1.0f : -1.0f) + ((float)((s >> 16) & 0x7fff) / 32768.0f - 0.5f);
+    }
+  }
+}
+
+static const char *mlp =
+    "{\"input\": [4], \"seed\": 7, \"layers\": [{\"type\": \"dense\", \"units\": 8, \"activation\": \"tanh\"},"
+    " {\"type\": \"output\", \"units\": 2, \"activation\": \"softmax\", \"loss\": \"nll\"}]}";
+
+static char *summary_of(nnrt_model *m) {
+  size_t len;
+  char *buf;
+  nnrt_model_summary(m, NULL, 0, &len);
+  buf = (char *)malloc(len + 1);
+  nnrt_model_summary(m, buf, len + 1, &len);
+  return buf;
+}
+
+static void test_model_api(void) {
+  nnrt_model *m = NULL, *keep = (nnrt_model *)0x1;
+  nnrt_array *x = NULL, *y = NULL, *w = NULL;
+  int64_t count = 0, shape[NNRT_MAX_DIMS], xs[4] = {3, 1, 28, 28};
+  int32_t nd;
+  static float xv[3 * 784], yv[30];
+  char *s;
+  int i;
+
+  CHECK_OK(nnrt_model_create(ctx, lenet, &m));
+  CHECK_OK(nnrt_model_param_count(m, &count));
+  CHECK(count == 520 + 25050 + 40200 + 2010);
+  CHECK_OK(nnrt_model_get_param(m, "layer0.weight", &w));
+  CHECK_OK(nnrt_array_info(w, NULL, &nd, shape));
+  CHECK(nd == 4 && shape[0] == 20 && shape[1] == 1 && shape[2] == 5 && shape[3] == 5);
+  nnrt_array_release(w);
+  CHECK_OK(nnrt_model_get_param(m, "layer4.weight", &w));
+  CHECK_OK(nnrt_array_info(w, NULL, &nd, shape));
+  CHECK(nd == 2 && shape[0] == 200 && shape[1] == 200);
+  nnrt_array_release(w);
+  CHECK_OK(nnrt_model_get_param(m, "layer5.bias", &w));
+  CHECK_OK(nnrt_array_info(w, NULL, &nd, shape));
+  CHECK(nd == 1 && shape[0] == 10);
+
+  /* set_param then get_param gives the value back */
+  {
+    float ten[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, back[10];
+    int64_t s10[1] = {10}, s9[1] = {9};
+    nnrt_array *v = NULL, *bad = NULL, *got = NULL;
+    CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 1, s10, ten, sizeof ten, &v));
+    CHECK_OK(nnrt_model_set_param(m, "layer5.bias", v));
+    CHECK_OK(nnrt_model_get_param(m, "layer5.bias", &got));
+    CHECK_OK(nnrt_array_to_host(got, back, sizeof back));
+    CHECK(memcmp(ten, back, sizeof ten) == 0);
+    CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 1, s9, ten, 36, &bad));
+    CHECK_STATUS(nnrt_model_set_param(m, "layer5.bias", bad), NNRT_ERR_SHAPE, "[10]");
+    CHECK_STATUS(nnrt_model_set_param(m, "layer5.bias", bad), NNRT_ERR_SHAPE, "[9]");
+    CHECK_STATUS(nnrt_model_set_param(m, "nope", v), NNRT_ERR_INVALID_ARGUMENT, "layer0.weight");
+    CHECK_STATUS(nnrt_model_set_param(m, NULL, v), NNRT_ERR_INVALID_ARGUMENT, "name is NULL");
+    CHECK_STATUS(nnrt_model_get_param(m, "nope", &got), NNRT_ERR_INVALID_ARGUMENT, "no parameter \"nope\"");
+    nnrt_array_release(v);
+    nnrt_array_release(bad);
+    nnrt_array_release(got);
+  }
+  nnrt_array_release(w);
+
+  /* predict: probabilities per example */
+  for (i = 0; i < 3 * 784; ++i) xv[i] = (float)(i % 17) / 17.0f;
+  CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 4, xs, xv, sizeof xv, &x));
+  CHECK_OK(nnrt_model_predict(m, x, &y));
+  CHECK_OK(nnrt_array_info(y, NULL, &nd, shape));
+  CHECK(nd == 2 && shape[0] == 3 && shape[1] == 10);
+  CHECK_OK(nnrt_array_to_host(y, yv, sizeof yv));
+  for (i = 0; i < 3; ++i) {
+    int k;
+    double sum = 0;
+    for (k = 0; k < 10; ++k) sum += yv[i * 10 + k];
+    CHECK_NEAR(sum, 1.0, 1e-5);
+  }
+  nnrt_array_release(y);
+  nnrt_array_release(x);
+  {
+    int64_t bad_shape[4] = {2, 1, 27, 28};
+    CHECK_OK(nnrt_array_create(ctx, NNRT_DTYPE_F32, 4, bad_shape, &x));
+    CHECK_STATUS(nnrt_model_predict(m, x, &y), NNRT_ERR_SHAPE, "[N, 1, 28, 28]");
+    CHECK_STATUS(nnrt_model_predict(m, x, &y), NNRT_ERR_SHAPE, "[2, 1, 27, 28]");
+    CHECK_STATUS(nnrt_model_predict(m, x, NULL), NNRT_ERR_INVALID_ARGUMENT, "output is NULL");
+    CHECK_STATUS(nnrt_model_predict(NULL, x, &y), NNRT_ERR_INVALID_ARGUMENT, "m is NULL");
+    CHECK_STATUS(nnrt_model_predict(m, NULL, &y), NNRT_ERR_INVALID_ARGUMENT, "input is NULL");
+    CHECK_STATUS(nnrt_model_predict((nnrt_model *)x, x, &y), NNRT_ERR_INVALID_ARGUMENT, "not a live nnrt_model");
+    nnrt_array_release(x);
+  }
+
+  s = summary_of(m);
+  CHECK(strstr(s, "\"output_shape\":[20,24,24]") != NULL);
+  CHECK(strstr(s, "\"output_shape\":[50,4,4]") != NULL);
+  CHECK(strstr(s, "\"total_params\":67780") != NULL);
+  CHECK(strstr(s, "\"conv2d\":[") != NULL); /* which backend ran the convolution */
+  CHECK(strstr(s, "\"name\":\"layer0.weight\"") != NULL);
+  free(s);
+  CHECK_STATUS(nnrt_model_summary(m, NULL, 0, NULL), NNRT_ERR_INVALID_ARGUMENT, "len");
+  CHECK_STATUS(nnrt_model_param_count(m, NULL), NNRT_ERR_INVALID_ARGUMENT, "count is NULL");
+  nnrt_model_release(m);
+  nnrt_model_release(NULL);
+
+  /* config errors name the layer and the key */
+  CHECK_STATUS(nnrt_model_create(NULL, lenet, &m), NNRT_ERR_INVALID_ARGUMENT, "ctx is NULL");
+  CHECK_STATUS(nnrt_model_create(ctx, NULL, &m), NNRT_ERR_INVALID_ARGUMENT, "config_json is NULL");
+  CHECK_STATUS(nnrt_model_create(ctx, lenet, NULL), NNRT_ERR_INVALID_ARGUMENT, "out is NULL");
+  CHECK_STATUS(nnrt_model_create(ctx, "{\"input\": [4], \"layers\": [", &keep), NNRT_ERR_INVALID_ARGUMENT, "not valid JSON");
+  CHECK_STATUS(nnrt_model_create(ctx, "{\"layers\": [{\"type\": \"dense\", \"units\": 2}]}", &keep),
+               NNRT_ERR_INVALID_ARGUMENT, "config.input is required");
+  CHECK_STATUS(nnrt_model_create(ctx, "{\"input\": [4], \"layers\": [{\"type\": \"dense\", \"unit\": 2}]}", &keep),
+               NNRT_ERR_INVALID_ARGUMENT, "config.layers[0].units");
+  CHECK_STATUS(nnrt_model_create(ctx, "{\"input\": [4], \"layers\": [{\"type\": \"dense\", \"units\": 2, \"colour\": 1}]}", &keep),
+               NNRT_ERR_INVALID_ARGUMENT, "unknown key 'config.layers[0].colour'");
+  CHECK_STATUS(nnrt_model_create(ctx, "{\"input\": [4], \"layers\": [{\"type\": \"quantum\"}]}", &keep),
+               NNRT_ERR_INVALID_ARGUMENT, "unknown layer type \"quantum\"");
+  CHECK_STATUS(nnrt_model_create(ctx, "{\"input\": [4], \"layers\": [{\"type\": \"dense\", \"units\": \"two\"}]}", &keep),
+               NNRT_ERR_INVALID_ARGUMENT, "config.layers[0].units");
+  CHECK_STATUS(nnrt_model_create(ctx, "{\"input\": [4], \"layers\": [{\"type\": \"dense\", \"units\": 2, \"activation\": \"swish\"}]}", &keep),
+               NNRT_ERR_INVALID_ARGUMENT, "unknown activation \"swish\"");
+  CHECK_STATUS(nnrt_model_create(ctx, "{\"input\": [1, 4, 4], \"layers\": [{\"type\": \"conv2d\", \"name\": \"big\", \"filters\": 2, \"kernel\": 5}]}", &keep),
+               NNRT_ERR_SHAPE, "big");
+  CHECK_STATUS(nnrt_model_create(ctx, "{\"input\": [4], \"layers\": [{\"type\": \"conv2d\", \"filters\": 2, \"kernel\": 3}]}", &keep),
+               NNRT_ERR_SHAPE, "[4]");
+  CHECK_STATUS(nnrt_model_create(ctx, "{\"input\": [4], \"layers\": [{\"type\": \"output\", \"units\": 2, \"loss\": \"hinge\"}]}", &keep),
+               NNRT_ERR_INVALID_ARGUMENT, "unknown loss \"hinge\"");
+  CHECK_STATUS(nnrt_model_create(ctx, "{\"input\": [4], \"nodes\": [{\"type\": \"dense\", \"name\": \"a\", \"units\": 2, \"inputs\": [\"b\"]}]}", &keep),
+               NNRT_ERR_INVALID_ARGUMENT, "unknown input \"b\"");
+  CHECK(keep == (nnrt_model *)0x1);
+}
+
+typedef struct {
+  nnrt_trainer *t;
+} cancel_arg;
+
+static void *cancel_soon(void *p) {
+  nnrt_trainer_cancel(((cancel_arg *)p)->t);
+  return NULL;
+}
+
+static int progress_calls, epoch_ends;
+static int count_progress(const nnrt_progress *p, void *user) {
+  (void)user;
+  CHECK(p->struct_size >= sizeof(nnrt_progress));
+  ++progress_calls;
+  if (p->epoch_end) ++epoch_ends;
+  return 0;
+}
+static int stop_at_three(const nnrt_progress *p, void *user) {
+  (void)p;
+  return ++*(int *)user >= 3;
+}
+
+static void test_trainer_api(void) {
+  enum { N = 256 };
+  static float xv[N * 4];
+  static int32_t yv[N];
+  int64_t xs[2] = {N, 4}, ys[1] = {N};
+  nnrt_array *x = NULL, *y = NULL;
+  nnrt_dataset *data = NULL;
+  nnrt_model *m = NULL;
+  nnrt_trainer *t = NULL, *keep = (nnrt_trainer *)0x1;
+  nnrt_evaluation *e = NULL;
+  double loss0 = 0, loss = 0, acc = 0;
+  char buf[8192];
+  size_t len;
+  int i;
+
+  make_blobs(N, xv, yv);
+  CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 2, xs, xv, sizeof xv, &x));
+  CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_I32, 1, ys, yv, sizeof yv, &y));
+  CHECK_OK(nnrt_dataset_from_arrays(ctx, x, y, &data));
+  CHECK_OK(nnrt_model_create(ctx, mlp, &m));
+
+  /* bad options */
+  CHECK_STATUS(nnrt_trainer_create(m, "{\"optimizer\": {\"type\": \"lion\"}}", &keep), NNRT_ERR_INVALID_ARGUMENT, "lion");
+  CHECK_STATUS(nnrt_trainer_create(m, "{\"optimizer\": {\"type\": \"sgd\", \"learning_rate\": -1}}", &keep),
+               NNRT_ERR_INVALID_ARGUMENT, "learning_rate");
+  CHECK_STATUS(nnrt_trainer_create(m, "{\"optimizer\": {\"type\": \"adam\", \"momentum\": 0.9}}", &keep),
+               NNRT_ERR_INVALID_ARGUMENT, "options.optimizer.momentum");
+  CHECK_STATUS(nnrt_trainer_create(m, "{\"batch_size\": 0}", &keep), NNRT_ERR_INVALID_ARGUMENT, "options.batch_size");
+  CHECK_STATUS(nnrt_trainer_create(m, "{\"bach_size\": 8}", &keep), NNRT_ERR_INVALID_ARGUMENT, "options.bach_size");
+  CHECK_STATUS(nnrt_trainer_create(m, "{\"workers\": 2}", &keep), NNRT_ERR_UNSUPPORTED, "workers");
+  CHECK_STATUS(nnrt_trainer_create(m, "{\"schedule\": {\"type\": \"step\", \"gamma\": \"half\"}}", &keep),
+               NNRT_ERR_INVALID_ARGUMENT, "options.schedule.gamma");
+  CHECK_STATUS(nnrt_trainer_create(NULL, NULL, &keep), NNRT_ERR_INVALID_ARGUMENT, "m is NULL");
+  CHECK_STATUS(nnrt_trainer_create(m, NULL, NULL), NNRT_ERR_INVALID_ARGUMENT, "out is NULL");
+  {
+    nnrt_model *no_loss = NULL;
+    CHECK_OK(nnrt_model_create(ctx, "{\"input\": [4], \"layers\": [{\"type\": \"dense\", \"units\": 2}]}", &no_loss));
+    CHECK_STATUS(nnrt_trainer_create(no_loss, NULL, &keep), NNRT_ERR_INVALID_ARGUMENT, "output layer");
+    nnrt_model_release(no_loss);
+  }
+  CHECK(keep == (nnrt_trainer *)0x1);
+
+  CHECK_OK(nnrt_trainer_create(m, "{\"optimizer\": {\"type\": \"sgd\", \"learning_rate\": 0.5, \"momentum\": 0.5}, \"batch_size\": 32, \"seed\": 3}", &t));
+
+  /* step: the loss on one batch falls */
+  CHECK_OK(nnrt_trainer_step(t, x, y, &loss0));
+  for (i = 0; i < 20; ++i) CHECK_OK(nnrt_trainer_step(t, x, y, &loss));
+  CHECK(loss < loss0 * 0.5);
+  CHECK_OK(nnrt_trainer_step(t, x, y, NULL));
+
+  /* step: bad batches */
+  {
+    int32_t bad_labels[N];
+    nnrt_array *yb = NULL, *xn = NULL, *y3 = NULL;
+    int64_t s3[1] = {3};
+    memcpy(bad_labels, yv, sizeof bad_labels);
+    bad_labels[5] = 7;
+    CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_I32, 1, ys, bad_labels, sizeof bad_labels, &yb));
+    CHECK_STATUS(nnrt_trainer_step(t, x, yb, &loss), NNRT_ERR_INVALID_ARGUMENT, "label 7 of example 5");
+    xv[9] = NAN;
+    CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 2, xs, xv, sizeof xv, &xn));
+    xv[9] = 0;
+    CHECK_STATUS(nnrt_trainer_step(t, xn, y, &loss), NNRT_ERR_INVALID_ARGUMENT, "not finite");
+    CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_I32, 1, s3, yv, 12, &y3));
+    CHECK_STATUS(nnrt_trainer_step(t, x, y3, &loss), NNRT_ERR_SHAPE, "[3]");
+    CHECK_STATUS(nnrt_trainer_step(t, y, y, &loss), NNRT_ERR_SHAPE, "[N, 4]");
+    CHECK_STATUS(nnrt_trainer_step(t, x, NULL, &loss), NNRT_ERR_INVALID_ARGUMENT, "y is NULL");
+    nnrt_array_release(yb);
+    nnrt_array_release(xn);
+    nnrt_array_release(y3);
+  }
+
+  /* fit with progress; then evaluate */
+  CHECK_OK(nnrt_trainer_set_progress(t, count_progress, NULL));
+  CHECK_OK(nnrt_trainer_fit(t, data, data, 3));
+  CHECK(epoch_ends == 3);
+  CHECK(progress_calls == 3 * (N / 32) + 3);
+  CHECK_OK(nnrt_trainer_result(t, buf, sizeof buf, &len));
+  CHECK(strstr(buf, "\"stop_reason\":\"completed\"") != NULL);
+  CHECK(strstr(buf, "\"epochs\":3") != NULL);
+  CHECK(strstr(buf, "\"history\"") != NULL);
+  CHECK_OK(nnrt_model_evaluate(m, data, &e));
+  CHECK_OK(nnrt_evaluation_accuracy(e, &acc));
+  CHECK(acc > 0.95);
+  CHECK_OK(nnrt_evaluation_report(e, buf, sizeof buf, &len));
+  CHECK(strstr(buf, "\"confusion_matrix\"") != NULL);
+  CHECK(strstr(buf, "\"macro_avg\"") != NULL);
+  CHECK(strstr(buf, "\"weighted_avg\"") != NULL);
+  CHECK(strstr(buf, "\"support\":128") != NULL);
+  CHECK_STATUS(nnrt_evaluation_accuracy(e, NULL), NNRT_ERR_INVALID_ARGUMENT, "accuracy is NULL");
+  nnrt_evaluation_release(e);
+  nnrt_evaluation_release(NULL);
+
+  /* the callback stops training */
+  {
+    int calls = 0;
+    CHECK_OK(nnrt_trainer_set_progress(t, stop_at_three, &calls));
+    CHECK_OK(nnrt_trainer_fit(t, data, NULL, 5));
+    CHECK(calls == 3);
+    CHECK_OK(nnrt_trainer_result(t, buf, sizeof buf, &len));
+    CHECK(strstr(buf, "\"stop_reason\":\"callback\"") != NULL);
+    CHECK_OK(nnrt_trainer_set_progress(t, NULL, NULL));
+  }
+
+  /* cancel from another thread (here, before fit starts: fit stops at once) */
+  {
+    pthread_t th;
+    cancel_arg a;
+    a.t = t;
+    pthread_create(&th, NULL, cancel_soon, &a);
+    pthread_join(th, NULL);
+    CHECK_STATUS(nnrt_trainer_fit(t, data, NULL, 2), NNRT_ERR_CANCELLED, "cancel");
+    CHECK_OK(nnrt_trainer_result(t, buf, sizeof buf, &len));
+    CHECK(strstr(buf, "\"stop_reason\":\"cancelled\"") != NULL);
+    CHECK_OK(nnrt_trainer_fit(t, data, NULL, 1)); /* the cancel was used up */
+  }
+
+  /* fit: bad input */
+  CHECK_STATUS(nnrt_trainer_fit(t, data, NULL, -1), NNRT_ERR_INVALID_ARGUMENT, "epochs");
+  CHECK_STATUS(nnrt_trainer_fit(t, NULL, NULL, 1), NNRT_ERR_INVALID_ARGUMENT, "train is NULL");
+  CHECK_STATUS(nnrt_trainer_fit(NULL, data, NULL, 1), NNRT_ERR_INVALID_ARGUMENT, "t is NULL");
+  CHECK_STATUS(nnrt_trainer_cancel(NULL), NNRT_ERR_INVALID_ARGUMENT, "t is NULL");
+  CHECK_STATUS(nnrt_trainer_result(t, NULL, 4, &len), NNRT_ERR_INVALID_ARGUMENT, "buf is NULL");
+  {
+    nnrt_dataset *images = NULL;
+    int64_t s4[4] = {2, 1, 28, 28}, s2[1] = {2};
+    nnrt_array *xi = NULL, *yi = NULL;
+    int32_t l2[2] = {0, 1};
+    CHECK_OK(nnrt_array_create(ctx, NNRT_DTYPE_F32, 4, s4, &xi));
+    CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_I32, 1, s2, l2, sizeof l2, &yi));
+    CHECK_OK(nnrt_dataset_from_arrays(ctx, xi, yi, &images));
+    CHECK_STATUS(nnrt_trainer_fit(t, images, NULL, 1), NNRT_ERR_SHAPE, "[1, 28, 28]");
+    nnrt_dataset_release(images);
+    nnrt_array_release(xi);
+    nnrt_array_release(yi);
+  }
+
+  /* release order is free: the trainer keeps the model, the model its context */
+  nnrt_model_release(m);
+  CHECK_OK(nnrt_trainer_step(t, x, y, &loss));
+  nnrt_trainer_release(t);
+  nnrt_trainer_release(NULL);
+  nnrt_dataset_release(data);
+  nnrt_array_release(x);
+  nnrt_array_release(y);
+}
+
+/* Same seed, deterministic context: bit-identical weights after training. */
+static void train_and_read(const char *options, float *w, size_t n) {
+  nnrt_context *c = NULL;
+  nnrt_model *m = NULL;
+  nnrt_trainer *t = NULL;
+  nnrt_array *x = NULL, *y = NULL, *p = NULL;
+  nnrt_dataset *d = NULL;
+  static float xv[64 * 4];
+  static int32_t yv[64];
+  int64_t xs[2] = {64, 4}, ys[1] = {64};
+  make_blobs(64, xv, yv);
+  CHECK_OK(nnrt_context_create(options, &c));
+  CHECK_OK(nnrt_array_from_host(c, NNRT_DTYPE_F32, 2, xs, xv, sizeof xv, &x));
+  CHECK_OK(nnrt_array_from_host(c, NNRT_DTYPE_I32, 1, ys, yv, sizeof yv, &y));
+  CHECK_OK(nnrt_dataset_from_arrays(c, x, y, &d));
+  CHECK_OK(nnrt_model_create(c, "{\"input\": [4], \"layers\": [{\"type\": \"dense\", \"units\": 8, \"activation\": \"relu\"},"
+                                " {\"type\": \"dropout\", \"rate\": 0.25},"
+                                " {\"type\": \"output\", \"units\": 2, \"loss\": \"nll\"}]}", &m));
+  CHECK_OK(nnrt_trainer_create(m, "{\"optimizer\": {\"type\": \"adam\", \"learning_rate\": 0.01}, \"batch_size\": 16}", &t));
+  CHECK_OK(nnrt_trainer_fit(t, d, NULL, 2));
+  CHECK_OK(nnrt_model_get_param(m, "layer0.weight", &p));
+  CHECK_OK(nnrt_array_to_host(p, w, n * sizeof(float)));
+  nnrt_array_release(p);
+  nnrt_trainer_release(t);
+  nnrt_model_release(m);
+  nnrt_dataset_release(d);
+  nnrt_array_release(x);
+  nnrt_array_release(y);
+  nnrt_context_release(c);
+}
+
+static void test_determinism(const char *backend) {
+  float a[32], b[32], c[32];
+  char o1[128], o2[128];
+  snprintf(o1, sizeof o1, "{\"backend\": \"%s\", \"deterministic\": true, \"seed\": 5, \"threads\": 2}", backend);
+  snprintf(o2, sizeof o2, "{\"backend\": \"%s\", \"deterministic\": true, \"seed\": 6, \"threads\": 2}", backend);
+  train_and_read(o1, a, 32);
+  train_and_read(o1, b, 32);
+  train_and_read(o2, c, 32);
+  CHECK(memcmp(a, b, sizeof a) == 0);
+  CHECK(memcmp(a, c, sizeof a) != 0);
+}
+
+int main(int argc, char **argv) {
+  CHECK_OK(nnrt_context_create(argc > 1 ? argv[1] : NULL, &ctx));
+  test_model_api();
+  test_trainer_api();
+  test_determinism("reference");
+  nnrt_context_release(ctx);
+  return c_test_finish("test_model");
+}

@@ -1,0 +1,96 @@
+// Cases for MATMUL: float dtypes, ranks 2 to 4 with broadcast batch dims (stride 0), transposed
+// and padded operands, optional bias, every fused activation.
+#include <cmath>
+
+#include "cases.h"
+
+namespace nnrt::conformance {
+namespace {
+
+struct Fused {
+  int32_t alg;
+  const char *name;
+  double alpha, beta;
+};
+const std::vector<Fused> kFused{{0, "none", 0, 0},
+                                {NNRT_UNARY_RELU, "relu", 0, 0},
+                                {NNRT_UNARY_LEAKY_RELU, "leaky_relu", 0.1, 0},
+                                {NNRT_UNARY_ELU, "elu", 1.0, 0},
+                                {NNRT_UNARY_GELU, "gelu", 0, 0},
+                                {NNRT_UNARY_SIGMOID, "sigmoid", 0, 0},
+                                {NNRT_UNARY_TANH, "tanh", 0, 0},
+                                {NNRT_UNARY_LINEAR, "linear", 0.5, 0.25},
+                                {NNRT_UNARY_CLIP, "clip", -0.5, 0.5},
+                                {NNRT_UNARY_SIGN, "sign", 0, 0}};
+
+struct MatmulShape {
+  Dims batch;
+  int64_t m, k, n;
+};
+
+MatmulShape pick_shape(Picker &p) {
+  MatmulShape s;
+  int batch_rank = static_cast<int>(p.between(0, 2));
+  for (int i = 0; i < batch_rank; ++i) s.batch.push_back(p.small_size());
+  s.m = p.size();
+  s.k = p.size();
+  s.n = p.size();
+  return s;
+}
+
+Dims with_matrix(const Dims &batch, int64_t rows, int64_t cols) {
+  Dims d = batch;
+  d.push_back(rows);
+  d.push_back(cols);
+  return d;
+}
+
+Case matmul_case(Picker &p, int32_t t, const MatmulShape &s, const Fused &f, bool bias, bool concurrent = false) {
+  // Broadcast: a batch dim of a or of b (not both: c needs the size from one of them).
+  uint32_t a_bcast = 0, b_bcast = 0;
+  for (size_t i = 0; i < s.batch.size(); ++i)
+    if (p.chance(0.4)) (p.chance(0.5) ? a_bcast : b_bcast) |= 1u << i;
+  Layout la = p.chance(0.3) ? Layout::transposed : (p.chance(0.15) ? Layout::padded : Layout::contiguous);
+  Layout lb = p.chance(0.3) ? Layout::transposed : (p.chance(0.15) ? Layout::padded : Layout::contiguous);
+  Layout lc = p.chance(0.15) ? Layout::padded : Layout::contiguous;
+  nnrt_op_attrs a = no_attrs();
+  a.fused = f.alg;
+  a.alpha = f.alpha;
+  a.beta = f.beta;
+  std::string group = std::string("matmul/") + dtype_name(t) + (bias ? "/bias" : "") + "/fused:" + f.name;
+  std::string name = group + "/" + dims_name(with_matrix(s.batch, s.m, s.k)) + "x" + std::to_string(s.n) + "/a:" +
+                     layout_name(la) + (a_bcast ? "+broadcast" : "") + "/b:" + layout_name(lb) +
+                     (b_bcast ? "+broadcast" : "") + "/c:" + layout_name(lc);
+  CaseBuilder b(NNRT_OP_MATMUL, name, group);
+  b.in(make_tensor(t, with_matrix(s.batch, s.m, s.k), la, a_bcast))
+      .in(make_tensor(t, with_matrix(s.batch, s.k, s.n), lb, b_bcast));
+  if (bias) b.in(make_tensor(t, {s.n}));
+  b.out(make_tensor(t, with_matrix(s.batch, s.m, s.n), lc), std::sqrt(double(s.k))).attrs(a);
+  if (concurrent) b.concurrent();
+  return b.done();
+}
+
+}  // namespace
+
+void add_matmul_cases(Picker &p, std::vector<Case> &out) {
+  for (int32_t t : float_dtypes())
+    for (bool bias : {false, true})
+      for (int rep = 0; rep < 4; ++rep) out.push_back(matmul_case(p, t, pick_shape(p), kFused[0], bias));
+  for (const Fused &f : kFused)
+    for (int32_t t : {NNRT_DTYPE_F32, NNRT_DTYPE_BF16}) out.push_back(matmul_case(p, t, pick_shape(p), f, p.chance(0.5)));
+  // Shapes of dense layers, including a batch of 1 and a single output.
+  for (MatmulShape s : {MatmulShape{{}, 64, 784, 33}, MatmulShape{{}, 1, 200, 10}, MatmulShape{{}, 64, 50, 1},
+                        MatmulShape{{3}, 17, 64, 31}})
+    for (int32_t t : {NNRT_DTYPE_F32, NNRT_DTYPE_BF16}) out.push_back(matmul_case(p, t, s, kFused[1], true));
+  out.push_back(matmul_case(p, NNRT_DTYPE_F32, MatmulShape{{}, 64, 100, 50}, kFused[1], true, true));
+  // NaN and infinities through every fused activation.
+  for (const Fused &f : kFused) {
+    Case c = matmul_case(p, NNRT_DTYPE_F32, MatmulShape{{}, 9, 4, 7}, f, true);
+    c.input_fills[0] = Fill::Special(-1, 1);
+    c.scales[0] = 1e10;  // finite results may come from cancelling +-3e9 terms
+    c.name += "/nan-inf";
+    out.push_back(c);
+  }
+}
+
+}  // namespace nnrt::conformance

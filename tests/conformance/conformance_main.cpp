@@ -1,0 +1,179 @@
+// nnrt-conformance: every op of the op set, on every backend under test, against the reference.
+//
+//   nnrt-conformance [--seed N] [--filter TEXT] [--threads N] [--verbose] [--list] PLUGIN.so...
+//
+// Plugins come from the command line or NNRT_CONFORMANCE_BACKENDS (see backends.h). Each case
+// runs on the plugin and on the built-in reference backend and the outputs are compared with
+// per-dtype tolerances; cases the plugin's supports() refuses are counted as not supported and
+// listed by group, never failed. Exit status: 0 all supported cases passed; 1 a failure; 77
+// (skip) when no backend under test can run here (probe score 0, e.g. a GPU backend without a
+// GPU) or none was given; 2 bad usage.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "backends.h"
+#include "cases.h"
+#include "runner.h"
+
+using namespace nnrt::conformance;
+
+namespace {
+
+struct Options {
+  uint64_t seed = 20240601;
+  std::string filter;
+  int threads = 2;
+  bool verbose = false;
+  bool list = false;
+  std::vector<std::string> plugins;
+};
+
+bool parse(int argc, char **argv, Options *o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char *name) -> const char * {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\n", name);
+        return nullptr;
+      }
+      return argv[++i];
+    };
+    if (a == "--seed") {
+      const char *v = value("--seed");
+      if (!v) return false;
+      o->seed = std::strtoull(v, nullptr, 0);
+    } else if (a == "--filter") {
+      const char *v = value("--filter");
+      if (!v) return false;
+      o->filter = v;
+    } else if (a == "--threads") {
+      const char *v = value("--threads");
+      if (!v) return false;
+      o->threads = std::atoi(v);
+    } else if (a == "--verbose") {
+      o->verbose = true;
+    } else if (a == "--list") {
+      o->list = true;
+    } else if (a.rfind("--", 0) == 0) {
+      std::fprintf(stderr, "unknown option %s\n", a.c_str());
+      return false;
+    } else {
+      o->plugins.push_back(a);
+    }
+  }
+  return o->threads >= 1;
+}
+
+struct Tally {
+  int passed = 0, failed = 0, unsupported = 0;
+  // reason -> op kind (the group's first part) -> cases
+  std::map<std::string, std::map<std::string, int>> unsupported_reasons;
+  std::vector<std::string> failures;
+};
+
+// Runs every case on one backend; returns false if anything failed.
+bool test_backend(const BackendSource &b, const Device &reference, const std::vector<Case> &cases,
+                  const Options &o, bool *ran) {
+  std::printf("== %s\n", b.label.c_str());
+  if (!b.table) {
+    std::printf("FAIL: could not load: %s\n", b.error.c_str());
+    return false;
+  }
+  bool ok = true;
+  for (const std::string &problem : check_abi(b)) {
+    std::printf("FAIL abi: %s\n", problem.c_str());
+    ok = false;
+  }
+  int32_t devices = 0;
+  char reason[512] = "";
+  int32_t score = b.table->probe(&devices, reason, sizeof reason);
+  if (score <= 0 || devices <= 0) {
+    std::printf("SKIP: %s cannot run here (probe score %d): %s\n", b.table->name, score, reason);
+    return ok;
+  }
+  Device tested(b.table, o.threads);
+  if (!tested.opened()) {
+    std::printf("FAIL: %s\n", tested.open_error().c_str());
+    return false;
+  }
+  *ran = true;
+  std::printf("backend %s, %d thread(s), seed %llu\n", tested.description().c_str(), o.threads,
+              static_cast<unsigned long long>(o.seed));
+  Tally t;
+  auto start = std::chrono::steady_clock::now();
+  for (const Case &c : cases) {
+    CaseResult r = run_case(c, tested, reference);
+    switch (r.status) {
+      case CaseResult::passed:
+        ++t.passed;
+        if (o.verbose) std::printf("pass %s\n", c.name.c_str());
+        break;
+      case CaseResult::unsupported: {
+        ++t.unsupported;
+        // Specifics in a trailing "[...]" are left out, so that equal reasons group.
+        ++t.unsupported_reasons[r.message.substr(0, r.message.find(" ["))][c.group.substr(0, c.group.find('/'))];
+        if (o.verbose) std::printf("not supported %s: %s\n", c.name.c_str(), r.message.c_str());
+        break;
+      }
+      case CaseResult::failed:
+        ++t.failed;
+        t.failures.push_back(c.name + ": " + r.message);
+        std::printf("FAIL %s: %s\n", c.name.c_str(), r.message.c_str());
+        break;
+    }
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("not supported by %s, by reason (op kind x cases):\n", b.table->name);
+  for (const auto &reason : t.unsupported_reasons) {
+    std::string kinds;
+    for (const auto &k : reason.second) kinds += " " + k.first + "x" + std::to_string(k.second);
+    std::printf("  %s:%s\n", reason.first.c_str(), kinds.c_str());
+  }
+  std::printf("%s: %zu cases: %d passed, %d failed, %d not supported (%.1f s)\n", b.table->name, cases.size(),
+              t.passed, t.failed, t.unsupported, seconds);
+  return ok && t.failed == 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  if (!parse(argc, argv, &o)) {
+    std::fprintf(stderr,
+                 "usage: %s [--seed N] [--filter TEXT] [--threads N] [--verbose] [--list] PLUGIN.so...\n",
+                 argv[0]);
+    return 2;
+  }
+  set_log_verbose(o.verbose);
+  std::vector<Case> cases;
+  for (Case &c : all_cases(o.seed))
+    if (o.filter.empty() || c.name.find(o.filter) != std::string::npos) cases.push_back(std::move(c));
+  if (o.list) {
+    for (const Case &c : cases) std::printf("%s\n", c.name.c_str());
+    return 0;
+  }
+  BackendSource ref = reference_backend();
+  if (!ref.table) {
+    std::printf("FAIL: %s\n", ref.error.c_str());
+    return 1;
+  }
+  Device reference(ref.table, o.threads);
+  if (!reference.opened()) {
+    std::printf("FAIL: reference: %s\n", reference.open_error().c_str());
+    return 1;
+  }
+  std::vector<BackendSource> backends = find_backends_under_test(o.plugins);
+  if (backends.empty()) {
+    std::printf("SKIP: no backend to test (name plugin files or set NNRT_CONFORMANCE_BACKENDS)\n");
+    return 77;
+  }
+  bool ok = true, ran = false;
+  for (const BackendSource &b : backends) ok = test_backend(b, reference, cases, o, &ran) && ok;
+  if (!ok) return 1;
+  return ran ? 0 : 77;
+}

@@ -1,0 +1,88 @@
+// Runs one case on the backend under test and on the reference, and compares (see runner.h).
+#include "runner.h"
+
+#include <random>
+
+namespace nnrt::conformance {
+namespace {
+
+// The tensors of one run: inputs from the case's seed, outputs pre-filled (poison, or the data of
+// read-write outputs; an in-place output holds its input's data).
+struct Tensors {
+  std::vector<HostTensor> inputs, outputs;
+};
+
+Tensors make_tensors(const Case &c) {
+  Tensors t;
+  std::mt19937_64 rng(c.seed);
+  for (int i = 0; i < c.desc.n_inputs; ++i) {
+    t.inputs.emplace_back(c.desc.inputs[i]);
+    t.inputs.back().fill(c.input_fills[static_cast<size_t>(i)], rng);
+  }
+  for (int i = 0; i < c.desc.n_outputs; ++i) {
+    t.outputs.emplace_back(c.desc.outputs[i]);
+    if (i == 0 && c.alias_input >= 0)
+      t.outputs.back().copy_from(t.inputs[static_cast<size_t>(c.alias_input)]);
+    else
+      t.outputs.back().fill(c.output_fills[static_cast<size_t>(i)], rng);
+  }
+  return t;
+}
+
+// Compares every output; returns "" or the differences.
+std::string compare_outputs(const Case &c, const std::vector<HostTensor> &want, const std::vector<HostTensor> &got) {
+  std::string problems;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const bool poisoned = c.output_fills[i].kind == Fill::poison && !(i == 0 && c.alias_input >= 0);
+    const double rel = c.exact ? 0 : relative_tolerance(want[i].desc().dtype);
+    Comparison cmp = compare(want[i], got[i], rel, c.scales[i], poisoned);
+    if (!cmp.ok) problems += (problems.empty() ? "" : "; ") + cmp.describe("output " + std::to_string(i));
+  }
+  return problems;
+}
+
+}  // namespace
+
+CaseResult run_case(const Case &c, const Device &tested, const Device &reference) {
+  CaseResult r;
+  if (!tested.supports(c.desc)) {
+    r.status = CaseResult::unsupported;
+    r.message = tested.create_refusal(c.desc);
+    if (r.message.empty()) {
+      r.status = CaseResult::failed;
+      r.message = "supports() returned 0 but op_create accepted the descriptor";
+    }
+    return r;
+  }
+  if (!reference.supports(c.desc)) {
+    r.status = CaseResult::failed;
+    r.message = "the reference backend refuses this case: " + reference.create_refusal(c.desc);
+    return r;
+  }
+  Tensors want = make_tensors(c);
+  if (std::string e = reference.run(c, want.inputs, want.outputs); !e.empty()) {
+    r.status = CaseResult::failed;
+    r.message = "reference: " + e;
+    return r;
+  }
+  Tensors got = make_tensors(c);
+  std::vector<std::vector<HostTensor>> extra;
+  const int copies = c.concurrent ? 3 : 1;
+  if (std::string e = tested.run(c, got.inputs, got.outputs, copies, &extra); !e.empty()) {
+    r.status = CaseResult::failed;
+    r.message = e;
+    return r;
+  }
+  std::string problems = compare_outputs(c, want.outputs, got.outputs);
+  for (size_t k = 0; k < extra.size() && problems.empty(); ++k) {
+    problems = compare_outputs(c, want.outputs, extra[k]);
+    if (!problems.empty()) problems = "concurrent run " + std::to_string(k + 1) + ": " + problems;
+  }
+  if (!problems.empty()) {
+    r.status = CaseResult::failed;
+    r.message = problems;
+  }
+  return r;
+}
+
+}  // namespace nnrt::conformance

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs into a scratch folder, then builds C programs against the installed header with nothing
+# but pkg-config, linked shared and statically, and runs them.
+set -euo pipefail
+build_root="$1"
+source_root="$2"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix="$work/prefix"
+meson configure "$build_root" >/dev/null  # fails early if the build folder is not a meson build
+DESTDIR="$work/stage" meson install -C "$build_root" --no-rebuild --quiet
+# The build's prefix (e.g. /usr/local) now lies under the stage folder; point pkg-config there.
+stage_prefix=$(find "$work/stage" -name nnrt.pc -path '*/pkgconfig/*' | head -1 | xargs dirname)
+export PKG_CONFIG_PATH="$stage_prefix"
+export PKG_CONFIG_SYSROOT_DIR="$work/stage"
+pkg-config --exists nnrt
+libdir=$(pkg-config --variable=libdir nnrt)
+test -f "$libdir/libnnrt.so.1"
+test -f "$libdir/libnnrt.a"
+test -f "$(pkg-config --variable=includedir nnrt)/nnrt/nnrt.h"
+
+# Shared: cc prog.c $(pkg-config --cflags --libs nnrt)
+cc -std=c99 -Wall -Werror "$source_root/examples/array_math.c" $(pkg-config --cflags --libs nnrt) -o "$work/shared_app"
+LD_LIBRARY_PATH="$libdir" "$work/shared_app" > "$work/shared.out"
+grep -q "a x b" "$work/shared.out"
+echo "shared link: ok ($(ldd "$work/shared_app" | grep -o 'libnnrt.so.1' | head -1))"
+
+# Static: the archive, then what pkg-config --static says it needs.
+cc -std=c99 -Wall -Werror "$source_root/examples/static_link.c" $(pkg-config --cflags nnrt) \
+  -Wl,-Bstatic $(pkg-config --libs-only-l nnrt) -Wl,-Bdynamic $(pkg-config --static --libs-only-l nnrt | sed 's/-lnnrt\b//') \
+  -L"$libdir" -o "$work/static_app"
+if ldd "$work/static_app" | grep -q libnnrt; then
+  echo "the static program still needs libnnrt.so" >&2
+  exit 1
+fi
+"$work/static_app"
+echo "static link: ok"

@@ -1,0 +1,119 @@
+#include "core/memory_cache.h"
+
+#include <cstdint>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+
+namespace nnrt {
+namespace {
+
+// A source that counts what it hands out, and can be told to run out of memory.
+struct CountingSource {
+  int allocations = 0, releases = 0;
+  size_t fail_above = SIZE_MAX;
+  MemorySource make() {
+    return MemorySource{[this](size_t n) -> void * {
+                          if (n > fail_above) return nullptr;
+                          ++allocations;
+                          return std::aligned_alloc(64, n);
+                        },
+                        [this](void *p) {
+                          ++releases;
+                          std::free(p);
+                        }};
+  }
+};
+
+TEST(MemoryCache, SizeClassesRoundUpByAtMostAnEighth) {
+  EXPECT_EQ(MemoryCache::size_class(0), 512u);
+  EXPECT_EQ(MemoryCache::size_class(512), 512u);
+  EXPECT_EQ(MemoryCache::size_class(513), 1024u);
+  for (size_t n : {1000u, 4097u, 100000u, 1234567u, 300000000u}) {
+    size_t c = MemoryCache::size_class(n);
+    EXPECT_GE(c, n);
+    EXPECT_LE(c, n + n / 8 + 512) << n;
+  }
+}
+
+TEST(MemoryCache, ReusesFreedBlocksAndCountsHitsAndMisses) {
+  CountingSource src;
+  MemoryCache cache(src.make(), CacheLimits{});
+  size_t b1, b2;
+  void *p = cache.allocate(1000, &b1);
+  ASSERT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+  cache.release(p, b1);
+  void *q = cache.allocate(1000, &b2);
+  EXPECT_EQ(p, q);
+  CacheStats s = cache.stats();
+  EXPECT_EQ(s.hits, 1u);
+  EXPECT_EQ(s.misses, 1u);
+  EXPECT_EQ(s.allocated_bytes, b2);
+  EXPECT_EQ(s.cached_bytes, 0u);
+  cache.release(q, b2);
+  s = cache.stats();
+  EXPECT_EQ(s.allocated_bytes, 0u);
+  EXPECT_EQ(s.cached_bytes, b2);
+  EXPECT_EQ(s.peak_bytes, b1);
+  EXPECT_EQ(src.allocations, 1);
+}
+
+TEST(MemoryCache, HonoursItsLimits) {
+  CountingSource src;
+  MemoryCache cache(src.make(), CacheLimits{4096, 2048});
+  size_t b;
+  void *big = cache.allocate(3000, &b);  // larger than max_block_bytes: never cached
+  cache.release(big, b);
+  EXPECT_EQ(cache.stats().cached_bytes, 0u);
+  EXPECT_EQ(src.releases, 1);
+  std::vector<std::pair<void *, size_t>> blocks;
+  for (int i = 0; i < 6; ++i) {
+    blocks.emplace_back(nullptr, 0);
+    blocks.back().first = cache.allocate(1024, &blocks.back().second);
+  }
+  for (auto &bl : blocks) cache.release(bl.first, bl.second);
+  EXPECT_LE(cache.stats().cached_bytes, 4096u);
+  EXPECT_EQ(src.releases, 1 + 2);  // four 1 KiB blocks fit under 4 KiB, two went back
+}
+
+TEST(MemoryCache, ZeroLimitDisablesCaching) {
+  CountingSource src;
+  MemoryCache cache(src.make(), CacheLimits{0, 0});
+  size_t b;
+  void *p = cache.allocate(100, &b);
+  cache.release(p, b);
+  EXPECT_EQ(src.releases, 1);
+  EXPECT_EQ(cache.stats().cached_bytes, 0u);
+}
+
+TEST(MemoryCache, OutOfMemoryTrimsThenThrows) {
+  CountingSource src;
+  MemoryCache cache(src.make(), CacheLimits{});
+  size_t b;
+  void *p = cache.allocate(4096, &b);
+  cache.release(p, b);
+  src.fail_above = 1 << 20;
+  try {
+    cache.allocate(size_t(1) << 30, &b);
+    FAIL() << "expected an out-of-memory error";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.status(), NNRT_ERR_OUT_OF_MEMORY);
+  }
+  EXPECT_EQ(cache.stats().cached_bytes, 0u);  // the cached block was returned first
+  EXPECT_EQ(src.releases, 1);
+}
+
+TEST(MemoryCache, DestructorReturnsCachedBlocks) {
+  CountingSource src;
+  {
+    MemoryCache cache(src.make(), CacheLimits{});
+    size_t b;
+    for (int i = 0; i < 3; ++i) cache.release(cache.allocate(100 * (i + 1) * 1000, &b), b);
+  }
+  EXPECT_EQ(src.allocations, src.releases);
+}
+
+}  // namespace
+}  // namespace nnrt

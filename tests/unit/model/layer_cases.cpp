@@ -1,0 +1,107 @@
+#include "layer_cases.h"
+
+#include "layer_check.h"
+#include "model/layer.h"
+
+namespace nnrt::model::testing {
+
+namespace {
+
+std::vector<LayerCase> all_cases() {
+  using K = InputKind;
+  std::vector<LayerCase> c = {
+      // dense: identity, fused (relu) and unfused (gelu, softmax) activations, no bias, a rank-3 input
+      {"dense", R"({"type": "dense", "units": 4})", {{5}}, 3},
+      {"dense_relu_fused", R"({"type": "dense", "units": 4, "activation": "relu"})", {{5}}, 3},
+      {"dense_gelu", R"({"type": "dense", "units": 4, "activation": "gelu"})", {{5}}, 3},
+      {"dense_softmax", R"({"type": "dense", "units": 4, "activation": "softmax"})", {{5}}, 3},
+      {"dense_no_bias_image_input", R"({"type": "dense", "units": 3, "bias": false})", {{2, 2, 3}}, 2},
+
+      // conv2d
+      {"conv2d", R"({"type": "conv2d", "filters": 3, "kernel": 3})", {{2, 5, 5}}},
+      {"conv2d_stride_padding", R"({"type": "conv2d", "filters": 2, "kernel": 3, "stride": 2, "padding": 1})",
+       {{2, 6, 6}}},
+      {"conv2d_dilation_same", R"({"type": "conv2d", "filters": 2, "kernel": 3, "dilation": 2, "padding": "same"})",
+       {{2, 6, 6}}},
+      {"conv2d_groups", R"({"type": "conv2d", "filters": 4, "kernel": [2, 3], "groups": 2})", {{4, 4, 5}}},
+      {"conv2d_asymmetric_padding",
+       R"({"type": "conv2d", "filters": 2, "kernel": 3, "stride": [1, 2], "padding": [1, 0, 2, 1]})", {{2, 5, 6}}},
+      {"conv2d_relu_fused", R"({"type": "conv2d", "filters": 3, "kernel": 3, "activation": "relu"})", {{2, 5, 5}}},
+      {"conv2d_tanh", R"({"type": "conv2d", "filters": 3, "kernel": 3, "activation": "tanh"})", {{2, 5, 5}}},
+      {"conv2d_gelu_unfused", R"({"type": "conv2d", "filters": 3, "kernel": 3, "activation": "gelu"})", {{2, 5, 5}}},
+      {"conv2d_elu_no_bias", R"({"type": "conv2d", "filters": 2, "kernel": 2, "activation": "elu", "bias": false})",
+       {{2, 4, 4}}},
+
+      // pooling
+      {"maxpool2d", R"({"type": "maxpool2d", "kernel": 2})", {{2, 5, 5}}, 2, K::kDistinct},
+      {"maxpool2d_overlapping_padded", R"({"type": "maxpool2d", "kernel": 3, "stride": 2, "padding": 1})",
+       {{2, 5, 5}}, 2, K::kDistinct},
+      {"avgpool2d", R"({"type": "avgpool2d", "kernel": 2})", {{2, 5, 5}}},
+      {"avgpool2d_padding_counted",
+       R"({"type": "avgpool2d", "kernel": 3, "stride": 2, "padding": 1, "count_include_pad": true})", {{2, 5, 5}}},
+      {"avgpool2d_padding_not_counted",
+       R"({"type": "avgpool2d", "kernel": 3, "stride": 2, "padding": 1, "count_include_pad": false})", {{2, 5, 5}}},
+      {"global_avgpool2d", R"({"type": "global_avgpool2d"})", {{3, 4, 5}}},
+      {"global_maxpool2d", R"({"type": "global_maxpool2d"})", {{3, 4, 5}}, 2, K::kDistinct},
+
+      // shape
+      {"flatten", R"({"type": "flatten"})", {{2, 3, 2}}},
+      {"reshape", R"({"type": "reshape", "shape": [3, -1]})", {{2, 6}}},
+      {"reshape_to_image", R"({"type": "reshape", "shape": [2, 2, 3]})", {{12}}},
+
+      // several inputs
+      {"add", R"({"type": "add"})", {{2, 3}, {2, 3}, {2, 3}}},
+      {"concat_channels", R"({"type": "concat"})", {{2, 3, 3}, {1, 3, 3}}},
+      {"concat_last_axis", R"({"type": "concat", "axis": -1})", {{2, 3, 1}, {2, 3, 2}, {2, 3, 1}}},
+      {"concat_features", R"({"type": "concat", "axis": 0})", {{3}, {2}}, 3},
+
+      // normalisation and regularisation
+      {"batchnorm_features", R"({"type": "batchnorm"})", {{4}}, 5},
+      {"batchnorm_images", R"({"type": "batchnorm", "eps": 0.001, "momentum": 0.2})", {{3, 2, 3}}},
+      {"dropout", R"({"type": "dropout", "rate": 0.3})", {{4, 5}}},
+
+      // sequences
+      {"embedding", R"({"type": "embedding", "vocab": 7, "units": 3})", {{5}}, 3, K::kIndices, 7},
+      {"embedding_float_indices", R"({"type": "embedding", "vocab": 7, "units": 3})", {{4}}, 2, K::kFloatIndices, 7},
+      {"embedding_scalar_index", R"({"type": "embedding", "vocab": 4, "units": 2})", {Shape{}}, 5, K::kIndices, 4},
+      {"lstm", R"({"type": "lstm", "units": 3})", {{4, 2}}},
+      {"lstm_sequences", R"({"type": "lstm", "units": 3, "return_sequences": true})", {{4, 2}}},
+      {"lstm_one_step_custom_init", R"({"type": "lstm", "units": 2, "init": "xavier"})", {{1, 3}}, 3},
+  };
+
+  // activation: every function, over features and (softmax along the channels) over images
+  for (const char *a : {"identity", "relu", "leaky_relu", "elu", "gelu", "sigmoid", "tanh", "softmax", "log_softmax"}) {
+    c.push_back({std::string("activation_") + a, std::string(R"({"type": "activation", "activation": ")") + a + "\"}",
+                 {{5}}, 3});
+  }
+  c.push_back({"activation_leaky_relu_alpha", R"({"type": "activation", "activation": "leaky_relu", "alpha": 0.2})",
+               {{5}}, 3});
+  c.push_back({"activation_elu_alpha", R"({"type": "activation", "activation": "elu", "alpha": 0.5})", {{5}}, 3});
+  c.push_back({"activation_softmax_images", R"({"type": "activation", "activation": "softmax"})", {{3, 2, 2}}});
+  c.push_back({"activation_log_softmax_images", R"({"type": "activation", "activation": "log_softmax"})", {{3, 2, 2}}});
+  return c;
+}
+
+}  // namespace
+
+const std::vector<LayerCase> &layer_cases() {
+  static const std::vector<LayerCase> cases = all_cases();
+  return cases;
+}
+
+std::vector<Array> make_inputs(Context &ctx, const LayerCase &c, nnrt_dtype dtype, uint64_t seed) {
+  std::vector<Array> inputs;
+  for (size_t k = 0; k < c.inputs.size(); ++k) {
+    Shape shape = with_batch(c.batch, c.inputs[k]);
+    uint64_t s = seed * 7919 + k;
+    switch (c.kind) {
+      case InputKind::kNormal: inputs.push_back(random_normal(ctx, dtype, shape, s)); break;
+      case InputKind::kDistinct: inputs.push_back(distinct_values(ctx, dtype, shape, s)); break;
+      case InputKind::kIndices: inputs.push_back(random_indices(ctx, NNRT_DTYPE_I64, shape, c.vocab, s)); break;
+      case InputKind::kFloatIndices: inputs.push_back(random_indices(ctx, dtype, shape, c.vocab, s)); break;
+    }
+  }
+  return inputs;
+}
+
+}  // namespace nnrt::model::testing

@@ -1,0 +1,235 @@
+"""nnrt against PyTorch, through ctypes and the public C API (argv[1]: the path of libnnrt.so).
+
+The LeNet of API.md and a sequence model (embedding, two LSTMs, batchnorm) get the same weights in
+both. Checked, on every backend that loads here: predict against the module's forward pass, and
+one trainer step with plain SGD and learning rate 1 on a batch of 8, whose weight change is minus
+the gradient, against autograd's gradients (and batchnorm's running statistics). Relative
+tolerance 1e-4 (nnrt computes in F32, PyTorch here in F64). Exits 77 (skipped) without torch.
+"""
+import ctypes
+import json
+import sys
+
+try:
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+except ImportError as e:
+    print(f"skipped: {e}")
+    sys.exit(77)
+
+TOLERANCE = 1e-4
+F32, I64 = 1, 6
+
+lib = ctypes.CDLL(sys.argv[1])
+lib.nnrt_last_error.restype = ctypes.c_char_p
+P = ctypes.c_void_p
+lib.nnrt_context_create.argtypes = [ctypes.c_char_p, ctypes.POINTER(P)]
+lib.nnrt_context_release.argtypes = [P]
+lib.nnrt_array_from_host.argtypes = [P, ctypes.c_int, ctypes.c_int32, ctypes.POINTER(ctypes.c_int64), ctypes.c_void_p,
+                                     ctypes.c_size_t, ctypes.POINTER(P)]
+lib.nnrt_array_to_host.argtypes = [P, ctypes.c_void_p, ctypes.c_size_t]
+lib.nnrt_array_info.argtypes = [P, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int32),
+                                ctypes.POINTER(ctypes.c_int64)]
+lib.nnrt_array_release.argtypes = [P]
+lib.nnrt_model_create.argtypes = [P, ctypes.c_char_p, ctypes.POINTER(P)]
+lib.nnrt_model_release.argtypes = [P]
+lib.nnrt_model_predict.argtypes = [P, P, ctypes.POINTER(P)]
+lib.nnrt_model_get_param.argtypes = [P, ctypes.c_char_p, ctypes.POINTER(P)]
+lib.nnrt_model_set_param.argtypes = [P, ctypes.c_char_p, P]
+
+
+def check(status, what):
+    if status != 0:
+        raise RuntimeError(f"{what} failed ({status}): {lib.nnrt_last_error().decode()}")
+
+
+def to_nnrt(ctx, a):
+    a = np.ascontiguousarray(a)
+    dtype = {np.dtype(np.float32): F32, np.dtype(np.int64): I64}[a.dtype]
+    shape = (ctypes.c_int64 * max(a.ndim, 1))(*a.shape)
+    out = P()
+    check(lib.nnrt_array_from_host(ctx, dtype, a.ndim, shape, a.ctypes.data, a.nbytes, ctypes.byref(out)),
+          "nnrt_array_from_host")
+    return out
+
+
+def to_numpy(arr):
+    ndim = ctypes.c_int32()
+    shape = (ctypes.c_int64 * 8)()
+    check(lib.nnrt_array_info(arr, None, ctypes.byref(ndim), shape), "nnrt_array_info")
+    out = np.empty(tuple(shape[:ndim.value]), dtype=np.float32)
+    check(lib.nnrt_array_to_host(arr, out.ctypes.data, out.nbytes), "nnrt_array_to_host")
+    return out
+
+
+def relative_error(got, want):
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape:
+        return float("inf")
+    scale = max(np.abs(got).max(), np.abs(want).max())
+    return float(np.abs(got - want).max() / scale) if scale > 0 else 0.0
+
+
+# ---- the two models, in both frameworks ---------------------------------------------------------
+
+LENET = {"input": [1, 28, 28], "seed": 123, "layers": [
+    {"type": "conv2d", "filters": 20, "kernel": [5, 5], "stride": [1, 1], "activation": "relu", "init": "xavier"},
+    {"type": "maxpool2d", "kernel": [2, 2], "stride": [2, 2]},
+    {"type": "conv2d", "filters": 50, "kernel": [5, 5], "stride": [2, 2], "activation": "relu", "init": "xavier"},
+    {"type": "maxpool2d", "kernel": [2, 2], "stride": [2, 2]},
+    {"type": "dense", "units": 200, "activation": "relu", "init": "xavier"},
+    {"type": "output", "units": 10, "activation": "softmax", "loss": "nll", "init": "xavier"}]}
+
+
+class LeNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(1, 20, 5)
+        self.conv2 = torch.nn.Conv2d(20, 50, 5, stride=2)
+        self.fc = torch.nn.Linear(200, 200)
+        self.out = torch.nn.Linear(200, 10)
+
+    def forward(self, x):  # the logits
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        return self.out(F.relu(self.fc(x.flatten(1))))
+
+    def names(self):  # nnrt's parameter name -> this module's tensor
+        return {"layer0.weight": self.conv1.weight, "layer0.bias": self.conv1.bias,
+                "layer2.weight": self.conv2.weight, "layer2.bias": self.conv2.bias,
+                "layer4.weight": self.fc.weight, "layer4.bias": self.fc.bias,
+                "layer5.weight": self.out.weight, "layer5.bias": self.out.bias}
+
+
+SEQUENCE = {"input": [6], "seed": 5, "layers": [
+    {"type": "embedding", "name": "emb", "vocab": 11, "units": 4},
+    {"type": "lstm", "name": "rnn1", "units": 5, "return_sequences": True},
+    {"type": "lstm", "name": "rnn2", "units": 3},
+    {"type": "batchnorm", "name": "bn"},
+    {"type": "output", "name": "out", "units": 3, "loss": "nll"}]}
+
+
+class Sequence(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(11, 4)
+        self.rnn1 = torch.nn.LSTM(4, 5, batch_first=True)
+        self.rnn2 = torch.nn.LSTM(5, 3, batch_first=True)
+        self.bn = torch.nn.BatchNorm1d(3)
+        self.out = torch.nn.Linear(3, 3)
+        with torch.no_grad():  # statistics that are not the defaults, so inference shows their use
+            self.bn.running_mean.uniform_(-0.5, 0.5)
+            self.bn.running_var.uniform_(0.5, 1.5)
+
+    def forward(self, x):
+        h, _ = self.rnn1(self.emb(x.long()))
+        _, (h, _) = self.rnn2(h)
+        return self.out(self.bn(h[0]))
+
+    def names(self):
+        names = {"emb.weight": self.emb.weight, "out.weight": self.out.weight, "out.bias": self.out.bias,
+                 "bn.weight": self.bn.weight, "bn.bias": self.bn.bias}
+        for rnn in ("rnn1", "rnn2"):
+            for p in ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"):
+                names[f"{rnn}.{p}"] = getattr(getattr(self, rnn), p)
+        return names
+
+    def state(self):
+        return {"bn.running_mean": self.bn.running_mean, "bn.running_var": self.bn.running_var}
+
+
+# ---- the checks -------------------------------------------------------------------------------
+
+def get_param(model, name):
+    arr = P()
+    check(lib.nnrt_model_get_param(model, name.encode(), ctypes.byref(arr)), f"get_param {name}")
+    value = to_numpy(arr)
+    lib.nnrt_array_release(arr)
+    return value
+
+
+def compare(failures, what, got, want):
+    err = relative_error(got, want)
+    print(f"  {what}: relative error {err:.2e}")
+    if not err < TOLERANCE:
+        failures.append(f"{what}: relative error {err:.2e}")
+
+
+def run(backend, config, module, x, labels, failures):
+    print(f"{module.__class__.__name__} on {backend}:")
+    ctx = P()
+    if lib.nnrt_context_create(json.dumps({"backend": backend}).encode(), ctypes.byref(ctx)) != 0:
+        print(f"  skipped: {lib.nnrt_last_error().decode()}")
+        return
+    model = P()
+    check(lib.nnrt_model_create(ctx, json.dumps(config).encode(), ctypes.byref(model)), "nnrt_model_create")
+    module = module.double()
+    tensors = dict(module.names(), **getattr(module, "state", dict)())
+    for name, t in tensors.items():
+        value = to_nnrt(ctx, t.detach().numpy().astype(np.float32))
+        check(lib.nnrt_model_set_param(model, name.encode(), value), f"set_param {name}")
+        lib.nnrt_array_release(value)
+    with torch.no_grad():  # PyTorch gets the weights as F32 rounded them
+        for t in tensors.values():
+            t.copy_(t.float().double())
+
+    # predict: inference mode on both sides
+    module.eval()
+    xs = to_nnrt(ctx, x)
+    out = P()
+    check(lib.nnrt_model_predict(model, xs, ctypes.byref(out)), "nnrt_model_predict")
+    with torch.no_grad():
+        want = F.softmax(module(torch.from_numpy(x).double()), dim=1).numpy()
+    compare(failures, "predict", to_numpy(out), want)
+    lib.nnrt_array_release(out)
+
+    # one SGD step, learning rate 1: the weight change is minus the gradient
+    if not all(hasattr(lib, f) for f in ("nnrt_trainer_create", "nnrt_trainer_step", "nnrt_trainer_release")):
+        failures.append("libnnrt has no nnrt_trainer_create / nnrt_trainer_step: gradients not checked")
+    else:
+        lib.nnrt_trainer_create.argtypes = [P, ctypes.c_char_p, ctypes.POINTER(P)]
+        lib.nnrt_trainer_step.argtypes = [P, P, P, ctypes.POINTER(ctypes.c_double)]
+        lib.nnrt_trainer_release.argtypes = [P]
+        trainer = P()
+        options = {"optimizer": {"type": "sgd", "learning_rate": 1.0}, "batch_size": len(x), "shuffle": False}
+        check(lib.nnrt_trainer_create(model, json.dumps(options).encode(), ctypes.byref(trainer)), "trainer_create")
+        before = {name: get_param(model, name) for name in module.names()}
+        ys = to_nnrt(ctx, labels)
+        loss = ctypes.c_double()
+        check(lib.nnrt_trainer_step(trainer, xs, ys, ctypes.byref(loss)), "nnrt_trainer_step")
+
+        module.train()
+        module.zero_grad()
+        want_loss = F.cross_entropy(module(torch.from_numpy(x).double()), torch.from_numpy(labels))
+        want_loss.backward()
+        compare(failures, "loss", loss.value, want_loss.item())
+        for name, t in module.names().items():
+            compare(failures, f"gradient of {name}", before[name] - get_param(model, name), t.grad.numpy())
+        for name, t in getattr(module, "state", dict)().items():
+            compare(failures, name, get_param(model, name), t.numpy())
+        lib.nnrt_array_release(ys)
+        lib.nnrt_trainer_release(trainer)
+    lib.nnrt_array_release(xs)
+    lib.nnrt_model_release(model)
+    lib.nnrt_context_release(ctx)
+
+
+def main():
+    failures = []
+    for backend in ("reference", "onednn"):
+        torch.manual_seed(0)
+        rng = np.random.default_rng(0)
+        run(backend, LENET, LeNet(), rng.random((8, 1, 28, 28), dtype=np.float32),
+            rng.integers(0, 10, 8).astype(np.int64), failures)
+        run(backend, SEQUENCE, Sequence(), rng.integers(0, 11, (8, 6)).astype(np.float32),
+            rng.integers(0, 3, 8).astype(np.int64), failures)
+    if failures:
+        print("FAILED:\n  " + "\n  ".join(failures))
+        return 1
+    print("nnrt matches PyTorch")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
