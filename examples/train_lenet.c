@@ -1,10 +1,11 @@
 /* Trains the classic LeNet on Fashion-MNIST through nnrt's C API, printing progress and the
 ** evaluation on the test set.
 **
-**   train_lenet [data folder] [epochs] [training examples]
+**   train_lenet [data folder] [epochs] [training examples] [minimum accuracy]
 **
 ** The data folder holds train-images-idx3-ubyte.gz and friends (default: Debian's
-** dataset-fashion-mnist, /usr/share/datasets/fashion-mnist). */
+** dataset-fashion-mnist, /usr/share/datasets/fashion-mnist). With a minimum accuracy, the exit
+** status is 1 when the test accuracy falls below it (the test suite runs it that way). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -28,9 +29,11 @@ static const char *lenet =
     " {\"type\": \"dense\", \"units\": 200, \"activation\": \"relu\", \"init\": \"xavier\"},"
     " {\"type\": \"output\", \"units\": 10, \"activation\": \"softmax\", \"loss\": \"nll\", \"init\": \"xavier\"}]}";
 
-static const char *trainer_options =
-    "{\"optimizer\": {\"type\": \"adagrad\", \"learning_rate\": 0.01}, \"l2\": 0.0005, \"batch_size\": 64,"
-    " \"shuffle\": true, \"seed\": 1}";
+/* Adam with a cosine schedule over the run's epochs: about 0.90 test accuracy after 8 epochs.
+** (The seed's AdaGrad, lr 0.01 with l2 5e-4, reaches about 0.83 after one epoch.) */
+static const char *trainer_template =
+    "{\"optimizer\": {\"type\": \"adam\", \"learning_rate\": 0.002},"
+    " \"schedule\": {\"type\": \"cosine\", \"epochs\": %d}, \"batch_size\": 64, \"shuffle\": true, \"seed\": 1}";
 
 static int on_progress(const nnrt_progress *p, void *user) {
   (void)user;
@@ -49,7 +52,8 @@ int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : "/usr/share/datasets/fashion-mnist";
   int epochs = argc > 2 ? atoi(argv[2]) : 1;
   long limit = argc > 3 ? atol(argv[3]) : 0;
-  char spec[1024], limit_text[64] = "";
+  double min_accuracy = argc > 4 ? atof(argv[4]) : 0;
+  char spec[1024], limit_text[64] = "", trainer_options[256];
   nnrt_context *ctx = NULL;
   nnrt_model *model = NULL;
   nnrt_trainer *trainer = NULL;
@@ -59,6 +63,11 @@ int main(int argc, char **argv) {
   size_t len;
   double accuracy;
 
+  if (epochs < 1) {
+    fprintf(stderr, "epochs must be at least 1, got %d\n", epochs);
+    return 2;
+  }
+  snprintf(trainer_options, sizeof trainer_options, trainer_template, epochs);
   CHECK(nnrt_context_create(NULL, &ctx));
   if (limit > 0) snprintf(limit_text, sizeof limit_text, ", \"limit\": %ld", limit);
   snprintf(spec, sizeof spec,
@@ -83,6 +92,7 @@ int main(int argc, char **argv) {
   printf("evaluation: %s\n", report);
   printf("test_accuracy=%.4f\n", accuracy);
   free(report);
+  if (accuracy < min_accuracy) fprintf(stderr, "test accuracy %.4f is below %.4f\n", accuracy, min_accuracy);
 
   nnrt_evaluation_release(eval);
   nnrt_trainer_release(trainer);
@@ -90,5 +100,5 @@ int main(int argc, char **argv) {
   nnrt_dataset_release(test);
   nnrt_dataset_release(train);
   nnrt_context_release(ctx);
-  return 0;
+  return accuracy < min_accuracy ? 1 : 0;
 }
