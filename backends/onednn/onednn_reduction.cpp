@@ -1,7 +1,7 @@
 // NNRT_OP_REDUCE through oneDNN's reduction primitive: sum, mean and the sum of squares (oneDNN's
 // norm_lp_power_p_sum with p = 2) of f32 or bf16 tensors over any set of dims.
 //
-// Refused: max and min (oneDNN's skip NaN depending on where it sits; nnrt's propagate it),
+// Refused: shapes for which oneDNN would run its reference kernel, max and min (oneDNN's skip NaN depending on where it sits; nnrt's propagate it),
 // integer dtypes (oneDNN accumulates in f32) and reductions over nothing (every reduced dim
 // already 1: oneDNN wants at least one dim to shrink; the reference backend copies).
 #include "onednn_common.h"
@@ -16,6 +16,10 @@ class ReduceOp : public Op {
     x_ = readable_input(x, dense_desc(x, dnnl_type(x.dtype)), layout, plan_only);
     dnnl::reduction::primitive_desc pd(dnnl::reduction::desc(alg, x_.inner(), y_, p, 0.f), base_attr(),
                                        cpu_engine());
+    // oneDNN 2.6 has jit reductions for a few layouts only; elsewhere its reference kernel runs
+    // one thread per output element and calls powf per input for the sum of squares. nnrt's
+    // reference backend is vectorized and parallel over any layout: leave such shapes to it.
+    if (is_reference_impl(pd)) refuse("reduce: oneDNN has only its reference kernel for this shape");
     layout.need_scratchpad(pd);
     if (!plan_only) {
       log_impl("reduce", pd);
