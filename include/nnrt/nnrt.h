@@ -90,7 +90,10 @@ typedef enum nnrt_status {
   NNRT_ERR_CORRUPT = 9,     /* a file or buffer is malformed, truncated or fails its checksum */
   NNRT_ERR_VERSION = 10,    /* a file or plugin from an incompatible version */
   NNRT_ERR_CANCELLED = 11,  /* stopped by nnrt_trainer_cancel */
-  NNRT_ERR_INTERNAL = 12    /* a bug in nnrt: please report it with the message */
+  NNRT_ERR_INTERNAL = 12,   /* a bug in nnrt: please report it with the message */
+  /* Not a status. It makes the enum span every int32 value in C and C++ alike, so that nnrt can
+  ** check any value a caller passes in rather than meet undefined behaviour. */
+  NNRT_STATUS_FORCE_INT32 = 0x7fffffff
 } nnrt_status;
 
 /* Returns the name of a status as a static string ("NNRT_ERR_SHAPE"), or "NNRT_ERR_UNKNOWN" for a
@@ -139,7 +142,9 @@ typedef enum nnrt_dtype {
   NNRT_DTYPE_I32 = 5,
   NNRT_DTYPE_I64 = 6,
   NNRT_DTYPE_U8 = 7,
-  NNRT_DTYPE_BOOL = 8 /* one byte, 0 or 1 */
+  NNRT_DTYPE_BOOL = 8, /* one byte, 0 or 1 */
+  /* Not a dtype (see NNRT_STATUS_FORCE_INT32): any int32 passed as a dtype is checked. */
+  NNRT_DTYPE_FORCE_INT32 = 0x7fffffff
 } nnrt_dtype;
 
 /* Returns the size in bytes of one element of type t, or 0 if t is not an nnrt_dtype. */

@@ -628,6 +628,7 @@ std::vector<double> to_doubles(const Array &x) {
       case NNRT_DTYPE_I64: { int64_t v; std::memcpy(&v, p, 8); out[i] = static_cast<double>(v); break; }
       case NNRT_DTYPE_U8:
       case NNRT_DTYPE_BOOL: out[i] = *p; break;
+      default: fail(NNRT_ERR_INTERNAL, "to_doubles: an array of dtype ", static_cast<int>(x.dtype()));
     }
   }
   return out;
