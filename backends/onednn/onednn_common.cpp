@@ -122,19 +122,6 @@ dt dnnl_type(int32_t t) {
   }
 }
 
-const char *dtype_name(int32_t t) {
-  switch (t) {
-    case NNRT_DTYPE_F32: return "f32";
-    case NNRT_DTYPE_F64: return "f64";
-    case NNRT_DTYPE_F16: return "f16";
-    case NNRT_DTYPE_BF16: return "bf16";
-    case NNRT_DTYPE_I32: return "i32";
-    case NNRT_DTYPE_I64: return "i64";
-    case NNRT_DTYPE_U8: return "u8";
-    case NNRT_DTYPE_BOOL: return "bool";
-    default: return "unknown dtype";
-  }
-}
 
 namespace {
 void check_tensor(const nnrt_tensor_desc &t, bool is_output) {

@@ -5,6 +5,8 @@
 // these helpers; onednn_backend.cpp is the only file that speaks the table's C ABI.
 #pragma once
 
+#include "kernels/dtype_info.h"
+
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstddef>
@@ -157,7 +159,7 @@ using md = dnnl::memory::desc;
 
 // The oneDNN type of an nnrt dtype; refuses the ones oneDNN 2.6 has no type for (F64, I64, BOOL).
 dt dnnl_type(int32_t nnrt_dtype);
-const char *dtype_name(int32_t nnrt_dtype);
+using kernels::dtype_name;
 
 // Checks the counts, ranks, dims (>= 1: empty tensors go to the reference backend) and strides
 // (>= 0; outputs without stride 0 on dims > 1) of a descriptor.

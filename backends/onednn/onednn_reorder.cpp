@@ -13,20 +13,6 @@
 namespace nnrt::onednn {
 namespace {
 
-// Element sizes of nnrt dtypes (nnrt_backend.h does not export nnrt_dtype_size's table).
-size_t element_size(int32_t t) {
-  switch (t) {
-    case NNRT_DTYPE_F64:
-    case NNRT_DTYPE_I64: return 8;
-    case NNRT_DTYPE_F32:
-    case NNRT_DTYPE_I32: return 4;
-    case NNRT_DTYPE_F16:
-    case NNRT_DTYPE_BF16: return 2;
-    case NNRT_DTYPE_U8:
-    case NNRT_DTYPE_BOOL: return 1;
-    default: return 0;
-  }
-}
 
 bool exact_conversion(int32_t from, int32_t to) {
   auto is_narrow_float = [](int32_t t) { return t == NNRT_DTYPE_F32 || t == NNRT_DTYPE_BF16 || t == NNRT_DTYPE_F16; };
@@ -40,7 +26,7 @@ bool exact_conversion(int32_t from, int32_t to) {
 // the bytes of one element. u8 to u8 is exact on every oneDNN reorder path; wider integer types
 // might pass through float on a reference path, and bf16 through a denormal-flushing conversion.
 md bitwise_desc(const nnrt_tensor_desc &t) {
-  const auto k = static_cast<dnnl::memory::dim>(element_size(t.dtype));
+  const auto k = static_cast<dnnl::memory::dim>(kernels::dtype_size(t.dtype));
   if (k == 1) return memory_desc(t, dt::u8);
   dims ds = dims_of(t), st;
   for (int i = 0; i < t.ndim; ++i) st.push_back(t.dims[i] == 1 ? 0 : t.strides[i] * k);
@@ -86,7 +72,7 @@ std::unique_ptr<Op> make_copy(const Build &b) {
   const nnrt_tensor_desc &x = d.inputs[0], &y = d.outputs[0];
   require(x.ndim == y.ndim, "copy: input and output ranks differ");
   for (int i = 0; i < x.ndim; ++i) require(x.dims[i] == y.dims[i], "copy: input and output dims differ");
-  require(element_size(x.dtype) > 0 && element_size(y.dtype) > 0, "copy: unknown dtype");
+  require(kernels::dtype_size(x.dtype) > 0 && kernels::dtype_size(y.dtype) > 0, "copy: unknown dtype");
 
   std::unique_ptr<Op> op;
   if (x.dtype == y.dtype) {

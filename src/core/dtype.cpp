@@ -1,27 +1,18 @@
 #include "core/dtype.h"
 
 #include "core/error.h"
+#include "kernels/dtype_info.h"
 
 namespace nnrt {
 
-namespace {
-struct DtypeInfo {
-  const char *name;
-  size_t size;
-};
-// Indexed by nnrt_dtype; 0 is not a dtype.
-const DtypeInfo dtype_table[] = {
-    {"invalid", 0}, {"f32", 4}, {"f64", 8}, {"f16", 2}, {"bf16", 2},
-    {"i32", 4},     {"i64", 8}, {"u8", 1},  {"bool", 1},
-};
-constexpr int dtype_count = sizeof dtype_table / sizeof dtype_table[0];
-}  // namespace
+using kernels::kDtypeCount;
+using kernels::kDtypeTable;
 
-bool dtype_valid(int dtype) { return dtype > 0 && dtype < dtype_count; }
+bool dtype_valid(int dtype) { return kernels::dtype_valid(dtype); }
 
-size_t dtype_size(nnrt_dtype dtype) { return dtype_valid(dtype) ? dtype_table[dtype].size : 0; }
+size_t dtype_size(nnrt_dtype dtype) { return kernels::dtype_size(dtype); }
 
-const char *dtype_name(nnrt_dtype dtype) { return dtype_table[dtype_valid(dtype) ? dtype : 0].name; }
+const char *dtype_name(nnrt_dtype dtype) { return kernels::dtype_name(dtype); }
 
 bool dtype_is_float(nnrt_dtype dtype) {
   return dtype == NNRT_DTYPE_F32 || dtype == NNRT_DTYPE_F64 || dtype == NNRT_DTYPE_F16 ||
@@ -33,8 +24,8 @@ bool dtype_is_integer(nnrt_dtype dtype) {
 }
 
 bool parse_dtype(const std::string &name, nnrt_dtype *out) {
-  for (int i = 1; i < dtype_count; ++i) {
-    if (name == dtype_table[i].name) {
+  for (int i = 1; i < kDtypeCount; ++i) {
+    if (name == kDtypeTable[i].name) {
       *out = static_cast<nnrt_dtype>(i);
       return true;
     }
@@ -44,7 +35,7 @@ bool parse_dtype(const std::string &name, nnrt_dtype *out) {
 
 void check_dtype_valid(int dtype, const char *what) {
   if (!dtype_valid(dtype)) {
-    fail(NNRT_ERR_DTYPE, what, ": expected an nnrt_dtype (1..", dtype_count - 1, "), got ", dtype);
+    fail(NNRT_ERR_DTYPE, what, ": expected an nnrt_dtype (1..", kDtypeCount - 1, "), got ", dtype);
   }
 }
 

@@ -23,33 +23,7 @@ const char *layout_name(Layout l) {
   return "?";
 }
 
-size_t dtype_size(int32_t dtype) {
-  switch (dtype) {
-    case NNRT_DTYPE_F64:
-    case NNRT_DTYPE_I64: return 8;
-    case NNRT_DTYPE_F32:
-    case NNRT_DTYPE_I32: return 4;
-    case NNRT_DTYPE_F16:
-    case NNRT_DTYPE_BF16: return 2;
-    case NNRT_DTYPE_U8:
-    case NNRT_DTYPE_BOOL: return 1;
-    default: return 0;
-  }
-}
 
-const char *dtype_name(int32_t dtype) {
-  switch (dtype) {
-    case NNRT_DTYPE_F32: return "f32";
-    case NNRT_DTYPE_F64: return "f64";
-    case NNRT_DTYPE_F16: return "f16";
-    case NNRT_DTYPE_BF16: return "bf16";
-    case NNRT_DTYPE_I32: return "i32";
-    case NNRT_DTYPE_I64: return "i64";
-    case NNRT_DTYPE_U8: return "u8";
-    case NNRT_DTYPE_BOOL: return "bool";
-    default: return "?";
-  }
-}
 
 bool is_float_dtype(int32_t dtype) {
   return dtype == NNRT_DTYPE_F32 || dtype == NNRT_DTYPE_F64 || dtype == NNRT_DTYPE_F16 || dtype == NNRT_DTYPE_BF16;

@@ -2,6 +2,8 @@
 // element access as double, and the comparison of a backend's output with the reference's.
 #pragma once
 
+#include "kernels/dtype_info.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -24,8 +26,8 @@ enum class Layout {
 };
 const char *layout_name(Layout l);
 
-size_t dtype_size(int32_t dtype);
-const char *dtype_name(int32_t dtype);
+using kernels::dtype_name;
+using kernels::dtype_size;
 bool is_float_dtype(int32_t dtype);
 
 // A tensor descriptor with the given dims and layout; dims whose bit is set in broadcast_mask get

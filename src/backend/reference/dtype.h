@@ -5,6 +5,8 @@
 // once, to nearest even, when stored. f64 computes in double. BOOL is a byte, 0 or 1 (Bool).
 #pragma once
 
+#include "kernels/dtype_info.h"
+
 #include <stdint.h>
 
 #include <type_traits>
@@ -121,19 +123,7 @@ constexpr DtypeSet kNumericDtypes = kFloatDtypes | kIntegerDtypes;
 constexpr DtypeSet kAllDtypes = kNumericDtypes | dtype_bit(NNRT_DTYPE_BOOL);
 constexpr DtypeSet kIndexDtypes = dtype_bit(NNRT_DTYPE_I32) | dtype_bit(NNRT_DTYPE_I64);
 
-inline size_t dtype_size(int32_t dtype) {
-  switch (dtype) {
-    case NNRT_DTYPE_F64:
-    case NNRT_DTYPE_I64: return 8;
-    case NNRT_DTYPE_F32:
-    case NNRT_DTYPE_I32: return 4;
-    case NNRT_DTYPE_F16:
-    case NNRT_DTYPE_BF16: return 2;
-    case NNRT_DTYPE_U8:
-    case NNRT_DTYPE_BOOL: return 1;
-    default: return 0;
-  }
-}
+using kernels::dtype_size;
 
 // ---- Conversions (NNRT_OP_COPY and FILL) ----------------------------------------------------
 // Every float widens exactly to double and every integer to int64; from there one correctly

@@ -14,19 +14,6 @@ void fail(nnrt_status status, const char *format, ...) {
   throw OpError(status, buffer);
 }
 
-const char *dtype_name(int32_t dtype) {
-  switch (dtype) {
-    case NNRT_DTYPE_F32: return "f32";
-    case NNRT_DTYPE_F64: return "f64";
-    case NNRT_DTYPE_F16: return "f16";
-    case NNRT_DTYPE_BF16: return "bf16";
-    case NNRT_DTYPE_I32: return "i32";
-    case NNRT_DTYPE_I64: return "i64";
-    case NNRT_DTYPE_U8: return "u8";
-    case NNRT_DTYPE_BOOL: return "bool";
-    default: return "unknown dtype";
-  }
-}
 
 const char *op_kind_name(int32_t kind) {
   static const char *const names[] = {

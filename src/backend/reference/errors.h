@@ -3,6 +3,8 @@
 // it, pass the message to host->set_error and return the status. Nothing else crosses the ABI.
 #pragma once
 
+#include "kernels/dtype_info.h"
+
 #include <exception>
 #include <string>
 
@@ -26,7 +28,7 @@ class OpError : public std::exception {
     __attribute__((format(printf, 2, 3)));
 
 // Names for messages: "f32", "CONV2D", "[2, 3, 4]", "f32 [2, 3] strides [3, 1]".
-const char *dtype_name(int32_t dtype);
+using kernels::dtype_name;  // "f32", ...; "invalid" for a value that is not a dtype
 const char *op_kind_name(int32_t kind);
 std::string dims_string(const int64_t *dims, int ndim);
 std::string dims_string(const nnrt_tensor_desc &t);

@@ -17,17 +17,6 @@ const int32_t kFloatDtypes[4] = {NNRT_DTYPE_F32, NNRT_DTYPE_F64, NNRT_DTYPE_F16,
 const int32_t kAllDtypes[8] = {NNRT_DTYPE_F32, NNRT_DTYPE_F64, NNRT_DTYPE_F16, NNRT_DTYPE_BF16,
                                NNRT_DTYPE_I32, NNRT_DTYPE_I64, NNRT_DTYPE_U8,  NNRT_DTYPE_BOOL};
 
-size_t dtype_size(int32_t dtype) {
-  switch (dtype) {
-    case NNRT_DTYPE_F64:
-    case NNRT_DTYPE_I64: return 8;
-    case NNRT_DTYPE_F32:
-    case NNRT_DTYPE_I32: return 4;
-    case NNRT_DTYPE_F16:
-    case NNRT_DTYPE_BF16: return 2;
-    default: return 1;
-  }
-}
 
 bool is_float_dtype(int32_t d) {
   return d == NNRT_DTYPE_F32 || d == NNRT_DTYPE_F64 || d == NNRT_DTYPE_F16 || d == NNRT_DTYPE_BF16;

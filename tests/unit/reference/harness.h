@@ -3,6 +3,8 @@
 // the test host of tests/support, with a pool of the asked thread count).
 #pragma once
 
+#include "kernels/dtype_info.h"
+
 #include <stdint.h>
 
 #include <functional>
@@ -15,7 +17,7 @@
 
 namespace nnrt::reftest {
 
-size_t dtype_size(int32_t dtype);
+using kernels::dtype_size;
 bool is_float_dtype(int32_t dtype);
 extern const int32_t kFloatDtypes[4];
 extern const int32_t kAllDtypes[8];
