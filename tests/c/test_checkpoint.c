@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "c_test.h"
+#include "lenet_config.h"
 
 static nnrt_context *ctx;
 static char folder[64];
@@ -15,14 +16,7 @@ static const char *scratch(int slot, const char *name) {
   return path_buf[slot];
 }
 
-static const char *lenet =
-    "{\"input\": [1, 28, 28], \"seed\": 123, \"layers\": ["
-    " {\"type\": \"conv2d\", \"filters\": 20, \"kernel\": [5, 5], \"stride\": [1, 1], \"activation\": \"relu\", \"init\": \"xavier\"},"
-    " {\"type\": \"maxpool2d\", \"kernel\": [2, 2], \"stride\": [2, 2]},"
-    " {\"type\": \"conv2d\", \"filters\": 50, \"kernel\": [5, 5], \"stride\": [2, 2], \"activation\": \"relu\", \"init\": \"xavier\"},"
-    " {\"type\": \"maxpool2d\", \"kernel\": [2, 2], \"stride\": [2, 2]},"
-    " {\"type\": \"dense\", \"units\": 200, \"activation\": \"relu\", \"init\": \"xavier\"},"
-    " {\"type\": \"output\", \"units\": 10, \"activation\": \"softmax\", \"loss\": \"nll\", \"init\": \"xavier\"}]}";
+static const char *lenet = LENET_CONFIG;
 static const char *lenet_params[] = {"layer0.weight", "layer0.bias", "layer2.weight", "layer2.bias",
                                      "layer4.weight", "layer4.bias", "layer5.weight", "layer5.bias"};
 

@@ -3,17 +3,11 @@
 #include <stdlib.h>
 
 #include "c_test.h"
+#include "lenet_config.h"
 
 static nnrt_context *ctx;
 
-static const char *lenet =
-    "{\"input\": [1, 28, 28], \"seed\": 123, \"layers\": ["
-    " {\"type\": \"conv2d\", \"filters\": 20, \"kernel\": [5, 5], \"stride\": [1, 1], \"activation\": \"relu\", \"init\": \"xavier\"},"
-    " {\"type\": \"maxpool2d\", \"kernel\": [2, 2], \"stride\": [2, 2]},"
-    " {\"type\": \"conv2d\", \"filters\": 50, \"kernel\": [5, 5], \"stride\": [2, 2], \"activation\": \"relu\", \"init\": \"xavier\"},"
-    " {\"type\": \"maxpool2d\", \"kernel\": [2, 2], \"stride\": [2, 2]},"
-    " {\"type\": \"dense\", \"units\": 200, \"activation\": \"relu\", \"init\": \"xavier\"},"
-    " {\"type\": \"output\", \"units\": 10, \"activation\": \"softmax\", \"loss\": \"nll\", \"init\": \"xavier\"}]}";
+static const char *lenet = LENET_CONFIG;
 
 /* Two Gaussian-ish blobs in 4-D: class 0 around -1, class 1 around +1 (deterministic). */
 static void make_blobs(int n, float *x, int32_t *y) {
