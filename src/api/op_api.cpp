@@ -250,18 +250,24 @@ extern "C" nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_a
     auto it = named_ops().find(name);
     if (it == named_ops().end()) fail(NNRT_ERR_UNSUPPORTED, "unknown op \"", name, "\"");
     const NamedOp &op = it->second;
-    std::string what = cat("op ", name);
+    // Plain concatenation, not cat(): this runs on every call, and a stream costs more than a
+    // small op.
+    const std::string what = std::string("op ") + name;
     if (n_inputs < op.min_inputs || n_inputs > op.max_inputs) {
       if (op.min_inputs == op.max_inputs) fail(NNRT_ERR_INVALID_ARGUMENT, what, " takes ", op.min_inputs, " input(s), got ", n_inputs);
       fail(NNRT_ERR_INVALID_ARGUMENT, what, " takes ", op.min_inputs, " to ", op.max_inputs, " inputs, got ", n_inputs);
     }
     if (n_outputs != op.outputs) fail(NNRT_ERR_INVALID_ARGUMENT, what, " has ", op.outputs, " output(s), got n_outputs ", n_outputs);
     std::vector<Array> in;
+    in.reserve(static_cast<size_t>(n_inputs));
     for (int32_t i = 0; i < n_inputs; ++i) {
-      std::string param = cat("inputs[", i, "]");
-      in.push_back(check_handle(inputs[i], param.c_str())->impl);
+      if (!inputs[i] || inputs[i]->tag != handle_tag<nnrt_array>()) {
+        const std::string param = "inputs[" + std::to_string(i) + "]";
+        check_handle(inputs[i], param.c_str());  // fails with the message
+      }
+      in.push_back(inputs[i]->impl);
     }
-    Json attrs_doc = parse_json_object(attrs_json, cat(what, ": attrs"));
+    Json attrs_doc = parse_json_object(attrs_json, what + ": attrs");
     JsonReader attrs(attrs_doc, "attrs");
     OpArgs args{*ctx->impl, in, attrs, name};
     std::vector<Array> result = op.run(args);
