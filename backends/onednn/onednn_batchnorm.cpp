@@ -114,7 +114,7 @@ class BatchnormOp : public Op {
       r.execute(copy_, {{DNNL_ARG_FROM, r.input(x_, 0)}, {DNNL_ARG_TO, y}});
     else
       src = r.input(y_, 0);
-    std::unordered_map<int, dnnl::memory> args{
+    ExecArgs args{
         {DNNL_ARG_SRC, src}, {DNNL_ARG_DST, y}, {DNNL_ARG_SCALE, gamma_.in(r, 1)}, {DNNL_ARG_SHIFT, beta_.in(r, 2)}};
     dnnl::memory mean, var;
     if (training_) {

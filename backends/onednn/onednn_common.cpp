@@ -100,13 +100,28 @@ dnnl::memory Run::buffer(const md &m, int slot) const {
   return dnnl::memory(m, cpu_engine(), layout_.buffer(base_, slot));
 }
 
-void Run::execute(const dnnl::primitive &p, std::unordered_map<int, dnnl::memory> memories) const {
+void ExecArgs::emplace(int arg, const dnnl::memory &m) {
+  if (n_ == kMax) throw std::logic_error("ExecArgs: more than kMax arguments");
+  memories_[n_] = m;
+  c_args_[n_] = {arg, m.get()};
+  ++n_;
+}
+
+const dnnl::memory &ExecArgs::at(int arg) const {
+  for (int i = 0; i < n_; ++i)
+    if (c_args_[i].arg == arg) return memories_[i];
+  throw std::logic_error("ExecArgs: no such argument");
+}
+
+void Run::execute(const dnnl::primitive &p, ExecArgs memories) const {
   if (layout_.scratchpad_bytes() > 0) {
     md scratch({static_cast<dnnl::memory::dim>(layout_.scratchpad_bytes())}, dt::u8,
                dnnl::memory::format_tag::a);
     memories.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(scratch, cpu_engine(), layout_.scratchpad(base_)));
   }
-  p.execute(thread_stream(), memories);
+  dnnl::error::wrap_c_api(
+      dnnl_primitive_execute(p.get(), thread_stream().get(), memories.size(), memories.c_args()),
+      "could not execute a primitive");
 }
 
 // ---- descriptors ---------------------------------------------------------------------------

@@ -91,6 +91,26 @@ class WorkspaceLayout {
 // ---- ops -----------------------------------------------------------------------------------
 
 // One op_run's view of its arguments and workspace.
+// The arguments of one primitive execution, kept on the stack: the C++ API's
+// std::unordered_map costs several allocations per call, which dominates small ops. Holds the
+// dnnl::memory objects (and so their handles) until the execution is over.
+class ExecArgs {
+ public:
+  static constexpr int kMax = 12;
+  ExecArgs(std::initializer_list<std::pair<int, dnnl::memory>> args) {
+    for (const auto &a : args) emplace(a.first, a.second);
+  }
+  void emplace(int arg, const dnnl::memory &m);
+  const dnnl::memory &at(int arg) const;
+  int size() const { return n_; }
+  const dnnl_exec_arg_t *c_args() const { return c_args_; }
+
+ private:
+  int n_ = 0;
+  dnnl::memory memories_[kMax];
+  dnnl_exec_arg_t c_args_[kMax];
+};
+
 class Run {
  public:
   Run(const WorkspaceLayout &layout, const nnrt_op_args &args);
@@ -101,7 +121,7 @@ class Run {
   const nnrt_op_args &args() const { return args_; }
 
   // Executes a primitive on this thread's stream, adding the scratchpad argument.
-  void execute(const dnnl::primitive &p, std::unordered_map<int, dnnl::memory> memories) const;
+  void execute(const dnnl::primitive &p, ExecArgs memories) const;
 
  private:
   const WorkspaceLayout &layout_;

@@ -151,7 +151,7 @@ class ConvForwardOp : public Op {
   }
 
   void run(const Run &r) const override {
-    std::unordered_map<int, dnnl::memory> args{
+    ExecArgs args{
         {DNNL_ARG_SRC, x_.in(r, 0)}, {DNNL_ARG_WEIGHTS, w_.in(r, 1)}, {DNNL_ARG_DST, y_.out(r, 0)}};
     if (has_bias_) args.emplace(DNNL_ARG_BIAS, b_.in(r, 2));
     dnnl::memory y = args.at(DNNL_ARG_DST);
@@ -236,7 +236,7 @@ class ConvBackwardWeightsOp : public Op {
 
   void run(const Run &r) const override {
     dnnl::memory dw = dw_.out(r, 0);
-    std::unordered_map<int, dnnl::memory> args{
+    ExecArgs args{
         {DNNL_ARG_SRC, x_.in(r, 0)}, {DNNL_ARG_DIFF_DST, dy_.in(r, 1)}, {DNNL_ARG_DIFF_WEIGHTS, dw}};
     dnnl::memory db;
     if (has_bias_) {

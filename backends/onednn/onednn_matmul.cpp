@@ -54,7 +54,7 @@ class MatmulOp : public Op {
 
   void run(const Run &r) const override {
     dnnl::memory c = c_.out(r, 0);
-    std::unordered_map<int, dnnl::memory> args{
+    ExecArgs args{
         {DNNL_ARG_SRC, a_.in(r, 0)}, {DNNL_ARG_WEIGHTS, b_.in(r, 1)}, {DNNL_ARG_DST, c}};
     if (has_bias_) args.emplace(DNNL_ARG_BIAS, bias_.in(r, 2));
     r.execute(matmul_, std::move(args));

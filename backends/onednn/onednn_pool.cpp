@@ -136,7 +136,7 @@ class PoolBackwardOp : public Op {
       exact_max_pool_backward(exact_, a.inputs[0], dy_desc_, a.inputs[1], x_desc_, a.outputs[0], dx_desc_);
       return;
     }
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_DIFF_DST, dy_.in(r, 0)},
+    ExecArgs args{{DNNL_ARG_DIFF_DST, dy_.in(r, 0)},
                                                {DNNL_ARG_DIFF_SRC, r.output(dx_, 0)}};
     if (is_max_) {
       dnnl::memory ws = r.buffer(ws_md_, ws_slot_);
