@@ -37,6 +37,10 @@
 **                               with the highest priority that has a usable backend is selected.
 **   NNRT_LOG_LEVEL              debug | info | warn | error (default warn).
 **   NNRT_NUM_THREADS            default thread count when the context options do not give one.
+** Environment variable set: before the first plugin loads, when neither OMP_WAIT_POLICY nor
+** GOMP_SPINCOUNT is set, nnrt sets GOMP_SPINCOUNT=10000 (setenv), so that the OpenMP threads of
+** plugins such as oneDNN's spin briefly at barriers instead of starving the other threads of a
+** busy machine. Set either variable yourself to choose another policy.
 */
 #ifndef NNRT_H
 #define NNRT_H
