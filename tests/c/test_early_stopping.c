@@ -17,13 +17,23 @@ static const char *mlp =
     "{\"input\": [4], \"seed\": 7, \"layers\": [{\"type\": \"dense\", \"units\": 8, \"activation\": \"tanh\"},"
     " {\"type\": \"output\", \"units\": 2, \"activation\": \"softmax\", \"loss\": \"nll\"}]}";
 
-/* The blobs. */
-static nnrt_dataset *make_data(void) {
-  static float x[N * 4];
-  nnrt_dataset *out = NULL;
-  static int32_t y[N];
-  int64_t xs[2] = {N, 4}, ys[1] = {N};
+/* A dataset of N examples of 4 features; labels are N i32 classes or N x 1 f32 targets. */
+static nnrt_dataset *dataset_of(const float *x, nnrt_dtype label_dtype, const void *labels) {
+  int64_t xs[2] = {N, 4}, ys[2] = {N, 1};
   nnrt_array *xa = NULL, *ya = NULL;
+  nnrt_dataset *out = NULL;
+  CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 2, xs, x, sizeof(float) * N * 4, &xa));
+  CHECK_OK(nnrt_array_from_host(ctx, label_dtype, label_dtype == NNRT_DTYPE_I32 ? 1 : 2, ys, labels, 4 * N, &ya));
+  CHECK_OK(nnrt_dataset_from_arrays(ctx, xa, ya, &out));
+  nnrt_array_release(xa);
+  nnrt_array_release(ya);
+  return out;
+}
+
+/* Two blobs: class 0 around -1, class 1 around +1 (deterministic). */
+static nnrt_dataset *make_blobs(void) {
+  static float x[N * 4];
+  static int32_t y[N];
   unsigned s = 12345;
   int i, j;
   for (i = 0; i < N; ++i) {
@@ -33,38 +43,26 @@ static nnrt_dataset *make_data(void) {
       x[i * 4 + j] = (y[i] ? 1.0f : -1.0f) + ((float)((s >> 16) & 0x7fff) / 32768.0f - 0.5f);
     }
   }
-  CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 2, xs, x, sizeof x, &xa));
-  CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_I32, 1, ys, y, sizeof y, &ya));
-  CHECK_OK(nnrt_dataset_from_arrays(ctx, xa, ya, &out));
-  nnrt_array_release(xa);
-  nnrt_array_release(ya);
-  return out;
+  return dataset_of(x, NNRT_DTYPE_I32, y);
 }
 
-/* Trains a fresh model with the given options for `epochs` and leaves the result JSON in buf. */
-/* A linear regression: 4 features, the target their sum. */
+/* A linear regression: the target is the sum of the 4 features. */
 static nnrt_dataset *make_regression(void) {
   static float x[N * 4], y[N];
-  int64_t xs[2] = {N, 4}, ys[2] = {N, 1};
-  nnrt_array *xa = NULL, *ya = NULL;
-  nnrt_dataset *out = NULL;
   int i;
   for (i = 0; i < N * 4; ++i) x[i] = (float)((i * 7) % 11) - 5.0f;
   for (i = 0; i < N; ++i) y[i] = x[i * 4] + x[i * 4 + 1] + x[i * 4 + 2] + x[i * 4 + 3];
-  CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 2, xs, x, sizeof x, &xa));
-  CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 2, ys, y, sizeof y, &ya));
-  CHECK_OK(nnrt_dataset_from_arrays(ctx, xa, ya, &out));
-  nnrt_array_release(xa);
-  nnrt_array_release(ya);
-  return out;
+  return dataset_of(x, NNRT_DTYPE_F32, y);
 }
 
 static const char *linear =
     "{\"input\": [4], \"seed\": 7, \"layers\": [{\"type\": \"output\", \"units\": 1, \"activation\": \"identity\","
     " \"loss\": \"mse\"}]}";
 
-static nnrt_status train_on(const char *config, nnrt_dataset *d, const char *options, int32_t epochs, char *buf, size_t cap,
-                            nnrt_model **model_out) {
+/* Trains a fresh model of `config` on `d` (also the validation set) for `epochs` and leaves the
+** result JSON in buf. */
+static nnrt_status train_on(const char *config, nnrt_dataset *d, const char *options, int32_t epochs, char *buf,
+                            size_t cap, nnrt_model **model_out) {
   nnrt_model *m = NULL;
   nnrt_trainer *t = NULL;
   nnrt_status s;
@@ -184,7 +182,7 @@ int main(int argc, char **argv) {
   if (!ctx) return c_test_finish("test_early_stopping");
   snprintf(path, sizeof path, "%.200s/nnrt-best-%ld.safetensors", base && *base ? base : "/tmp",
            (long)getpid());
-  data = make_data();
+  data = make_blobs();
   regression = make_regression();
   test_patience();
   test_max_epochs();
