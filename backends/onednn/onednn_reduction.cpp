@@ -1,7 +1,8 @@
 // NNRT_OP_REDUCE through oneDNN's reduction primitive: sum, mean and the sum of squares (oneDNN's
 // norm_lp_power_p_sum with p = 2) of f32 or bf16 tensors over any set of dims.
 //
-// Refused: shapes for which oneDNN would run its reference kernel, max and min (oneDNN's skip NaN depending on where it sits; nnrt's propagate it),
+// Refused: shapes for which oneDNN would run its reference kernel, max and min (oneDNN's skip NaN
+// depending on where it sits; nnrt's propagate it),
 // integer dtypes (oneDNN accumulates in f32) and reductions over nothing (every reduced dim
 // already 1: oneDNN wants at least one dim to shrink; the reference backend copies).
 #include "onednn_common.h"
