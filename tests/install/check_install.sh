@@ -35,3 +35,20 @@ if ldd "$work/static_app" | grep -q libnnrt; then
 fi
 "$work/static_app"
 echo "static link: ok"
+
+# The exact-result and bad-input checks of the C tests (matmul, broadcasting, reductions, softmax,
+# f16/bf16 casts, every documented status), built against the installed header only, linked both
+# ways. The static programs load the installed oneDNN plugin from the install libdir through
+# NNRT_BACKEND_PATH, as an installed program would find it in the default libdir.
+plugin_dir="$libdir/nnrt/backends"
+for test in test_ops test_array; do
+  cc -std=c99 -pedantic -Werror -D_POSIX_C_SOURCE=200809L -I"$source_root/tests/c" \
+    "$source_root/tests/c/$test.c" $(pkg-config --cflags --libs nnrt) -lm -o "$work/${test}_shared"
+  LD_LIBRARY_PATH="$libdir" NNRT_BACKEND_PATH="$plugin_dir" "$work/${test}_shared"
+  cc -std=c99 -pedantic -Werror -D_POSIX_C_SOURCE=200809L -I"$source_root/tests/c" \
+    "$source_root/tests/c/$test.c" $(pkg-config --cflags nnrt) \
+    -Wl,-Bstatic $(pkg-config --libs-only-l nnrt) -Wl,-Bdynamic \
+    $(pkg-config --static --libs-only-l nnrt | sed 's/-lnnrt\b//') -L"$libdir" -lm -o "$work/${test}_static"
+  NNRT_BACKEND_PATH="$plugin_dir" "$work/${test}_static"
+done
+echo "installed-header tests, shared and static: ok"
