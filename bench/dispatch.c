@@ -18,54 +18,54 @@ static double now(void) {
 }
 
 /* Microseconds per nnrt_op(name) on the given inputs, or -1 when the op fails. */
-static double time_op(nnrt_context *ctx, const char *name, nnrt_array **in, int n_in, const char *attrs,
-                      long iterations) {
+static double time_op(nnrt_context *ctx, const char *name, nnrt_array **in, int n_in, long iterations) {
   double start = 0;
   for (long i = -iterations / 10; i < iterations; ++i) { /* the first tenth warms the caches */
     nnrt_array *out = NULL;
     if (i == 0) start = now();
-    if (nnrt_op(ctx, name, (const nnrt_array *const *)in, n_in, attrs, &out, 1) != NNRT_OK) return -1;
+    if (nnrt_op(ctx, name, (const nnrt_array *const *)in, n_in, NULL, &out, 1) != NNRT_OK) return -1;
     nnrt_array_release(out);
   }
   return (now() - start) / (double)iterations * 1e6;
 }
 
+/* The timed calls: each input is `shape` (f32). */
+static const struct {
+  const char *label, *op;
+  int n_inputs, ndim;
+  int64_t shape[2];
+} cases[] = {
+    {"add f32[4]", "add", 2, 1, {4, 1}},
+    {"relu f32[4]", "relu", 1, 1, {4, 1}},
+    {"matmul 8x8x8", "matmul", 2, 2, {8, 8}},
+};
+
 int main(int argc, char **argv) {
   long iterations = argc > 1 ? atol(argv[1]) : 200000;
   const char *backends[] = {"reference", "onednn"};
   float a[64];
-  int64_t shape4[1] = {4}, shape8x8[2] = {8, 8};
-  int i;
+  size_t c;
+  int i, b;
   for (i = 0; i < 64; ++i) a[i] = (float)i / 64;
   printf("%-28s %10s %10s\n", "nnrt_op (us per call)", backends[0], backends[1]);
-  for (i = 0; i < 3; ++i) {
-    const char *label = i == 0 ? "add f32[4]" : i == 1 ? "relu f32[4]" : "matmul 8x8x8";
-    double us[2] = {-1, -1};
-    int b;
+  for (c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    const size_t bytes = sizeof(float) * (size_t)(cases[c].shape[0] * (cases[c].ndim == 2 ? cases[c].shape[1] : 1));
+    printf("%-28s", cases[c].label);
     for (b = 0; b < 2; ++b) {
       char options[64];
       nnrt_context *ctx = NULL;
-      nnrt_array *x = NULL, *y = NULL, *in[2];
+      nnrt_array *in[2] = {NULL, NULL};
+      double us = -1;
       snprintf(options, sizeof options, "{\"backend\": \"%s\", \"threads\": 1}", backends[b]);
-      if (nnrt_context_create(options, &ctx) != NNRT_OK) continue; /* that backend did not load */
-      if (i < 2) {
-        nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 1, shape4, a, sizeof(float) * 4, &x);
-        nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 1, shape4, a, sizeof(float) * 4, &y);
-      } else {
-        nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 2, shape8x8, a, sizeof a, &x);
-        nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 2, shape8x8, a, sizeof a, &y);
+      if (nnrt_context_create(options, &ctx) == NNRT_OK) { /* else that backend did not load */
+        for (i = 0; i < cases[c].n_inputs; ++i)
+          nnrt_array_from_host(ctx, NNRT_DTYPE_F32, cases[c].ndim, cases[c].shape, a, bytes, &in[i]);
+        us = time_op(ctx, cases[c].op, in, cases[c].n_inputs, iterations);
+        for (i = 0; i < cases[c].n_inputs; ++i) nnrt_array_release(in[i]);
+        nnrt_context_release(ctx);
       }
-      in[0] = x;
-      in[1] = y;
-      us[b] = time_op(ctx, i == 0 ? "add" : i == 1 ? "relu" : "matmul", in, i == 1 ? 1 : 2, NULL, iterations);
-      nnrt_array_release(x);
-      nnrt_array_release(y);
-      nnrt_context_release(ctx);
-    }
-    printf("%-28s", label);
-    for (b = 0; b < 2; ++b) {
-      if (us[b] < 0) printf(" %10s", "n/a");
-      else printf(" %10.2f", us[b]);
+      if (us < 0) printf(" %10s", "n/a");
+      else printf(" %10.2f", us);
     }
     printf("\n");
   }

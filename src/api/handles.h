@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <new>
+#include <string>
 
 #include "core/array.h"
 #include "core/context.h"
@@ -95,6 +96,14 @@ Handle *check_handle(Handle *h, const char *param) {
 template <class Handle>
 const Handle *check_handle(const Handle *h, const char *param) {
   return check_handle(const_cast<Handle *>(h), param);
+}
+
+// check_handle for element `index` of an array parameter ("inputs[2]"): the name is only built
+// when the check fails, so that checking a call's inputs costs no string work.
+template <class Handle>
+const Handle *check_handle(const Handle *h, const char *param, int64_t index) {
+  if (h && h->tag == handle_tag<Handle>()) return h;
+  return check_handle(h, (std::string(param) + "[" + std::to_string(index) + "]").c_str());
 }
 
 // Releases a handle made with new; NULL does nothing, a wrong handle is ignored (and logged).

@@ -260,13 +260,7 @@ extern "C" nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_a
     if (n_outputs != op.outputs) fail(NNRT_ERR_INVALID_ARGUMENT, what, " has ", op.outputs, " output(s), got n_outputs ", n_outputs);
     std::vector<Array> in;
     in.reserve(static_cast<size_t>(n_inputs));
-    for (int32_t i = 0; i < n_inputs; ++i) {
-      if (!inputs[i] || inputs[i]->tag != handle_tag<nnrt_array>()) {
-        const std::string param = "inputs[" + std::to_string(i) + "]";
-        check_handle(inputs[i], param.c_str());  // fails with the message
-      }
-      in.push_back(inputs[i]->impl);
-    }
+    for (int32_t i = 0; i < n_inputs; ++i) in.push_back(check_handle(inputs[i], "inputs", i)->impl);
     Json attrs_doc = parse_json_object(attrs_json, what + ": attrs");
     JsonReader attrs(attrs_doc, "attrs");
     OpArgs args{*ctx->impl, in, attrs, name};

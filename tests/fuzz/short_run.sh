@@ -8,9 +8,10 @@ fuzzer=$(readlink -f "$1")
 corpus=$2
 seconds=$3
 scratch=$(mktemp -d)
-cp "$corpus"/* "$scratch"/
-cd "$scratch"
-if "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$scratch" 2> fuzz.log; then
+mkdir "$scratch/corpus"
+cp "$corpus"/* "$scratch/corpus"/
+cd "$scratch"  # crash-* and leak-* inputs land here, beside fuzz.log
+if "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 corpus 2> fuzz.log; then
   grep -E "^stat::number_of_executed_units|^Done" fuzz.log || true
   rm -rf "$scratch"
 else
