@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/reference/reference_backend.h"
+#include "reference/reference_backend.h"
 #include "nnrt/nnrt_backend.h"
 #include "test_host.h"
 

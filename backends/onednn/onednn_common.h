@@ -5,7 +5,7 @@
 // these helpers; onednn_backend.cpp is the only file that speaks the table's C ABI.
 #pragma once
 
-#include "kernels/dtype_info.h"
+#include "nnrt/kernels/dtype_info.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
 

@@ -1,7 +1,7 @@
 // Scans for NaN and infinities (see onednn_special_values.h).
 #include "onednn_special_values.h"
 
-#include "kernels/half.h"
+#include "nnrt/kernels/half.h"
 
 namespace nnrt::onednn {
 namespace {

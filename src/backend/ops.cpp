@@ -7,7 +7,7 @@
 #include "backend/dispatch.h"
 #include "core/dtype.h"
 #include "core/error.h"
-#include "kernels/half.h"
+#include "nnrt/kernels/half.h"
 
 namespace nnrt::ops {
 

@@ -9,7 +9,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "backend/reference/reference_backend.h"
+#include "reference/reference_backend.h"
 #include "core/error.h"
 #include "core/log.h"
 

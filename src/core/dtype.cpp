@@ -1,7 +1,7 @@
 #include "core/dtype.h"
 
 #include "core/error.h"
-#include "kernels/dtype_info.h"
+#include "nnrt/kernels/dtype_info.h"
 
 namespace nnrt {
 

@@ -6,8 +6,8 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
-#include "kernels/convert.h"
-#include "kernels/half.h"
+#include "nnrt/kernels/convert.h"
+#include "nnrt/kernels/half.h"
 
 namespace nnrt::data {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/philox.h"
+#include "nnrt/kernels/philox.h"
 
 namespace nnrt::data {
 

@@ -1,4 +1,4 @@
-// Optimizers as trainers configure them. The per-element rules live in src/kernels/optimizer.h and
+// Optimizers as trainers configure them. The per-element rules live in include/nnrt/kernels/optimizer.h and
 // run as one fused op per parameter; each file in optimizers/ reads one optimizer's settings.
 #pragma once
 

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <thread>
 
-#include "backend/reference/reference_backend.h"
+#include "reference/reference_backend.h"
 #include "cases.h"
 #include "test_host.h"
 

@@ -8,8 +8,8 @@
 #include <limits>
 #include <sstream>
 
-#include "kernels/convert.h"
-#include "kernels/half.h"
+#include "nnrt/kernels/convert.h"
+#include "nnrt/kernels/half.h"
 
 namespace nnrt::conformance {
 

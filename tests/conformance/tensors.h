@@ -2,7 +2,7 @@
 // element access as double, and the comparison of a backend's output with the reference's.
 #pragma once
 
-#include "kernels/dtype_info.h"
+#include "nnrt/kernels/dtype_info.h"
 
 #include <cstddef>
 #include <cstdint>

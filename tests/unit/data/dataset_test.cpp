@@ -6,8 +6,8 @@
 
 #include "data/feature_convert.h"
 #include "data_test_util.h"
-#include "kernels/convert.h"
-#include "kernels/half.h"
+#include "nnrt/kernels/convert.h"
+#include "nnrt/kernels/half.h"
 
 namespace nnrt::data {
 namespace {

@@ -7,9 +7,9 @@
 #include <mutex>
 #include <random>
 
-#include "kernels/half.h"
+#include "nnrt/kernels/half.h"
 #include "test_host.h"
-#include "backend/reference/reference_backend.h"
+#include "reference/reference_backend.h"
 
 namespace nnrt::reftest {
 

@@ -3,7 +3,7 @@
 // the test host of tests/support, with a pool of the asked thread count).
 #pragma once
 
-#include "kernels/dtype_info.h"
+#include "nnrt/kernels/dtype_info.h"
 
 #include <stdint.h>
 

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "harness.h"
-#include "kernels/half.h"
+#include "nnrt/kernels/half.h"
 
 namespace nnrt::reftest {
 namespace {

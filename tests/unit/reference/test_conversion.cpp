@@ -8,9 +8,9 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/convert.h"
-#include "kernels/half.h"
-#include "kernels/philox.h"
+#include "nnrt/kernels/convert.h"
+#include "nnrt/kernels/half.h"
+#include "nnrt/kernels/philox.h"
 
 namespace {
 

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "harness.h"
-#include "kernels/half.h"
-#include "kernels/philox.h"
+#include "nnrt/kernels/half.h"
+#include "nnrt/kernels/philox.h"
 
 namespace nnrt::reftest {
 namespace {

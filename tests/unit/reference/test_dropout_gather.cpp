@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "harness.h"
-#include "kernels/philox.h"
+#include "nnrt/kernels/philox.h"
 
 namespace nnrt::reftest {
 namespace {

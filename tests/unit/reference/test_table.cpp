@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "backend/reference/reference_backend.h"
+#include "reference/reference_backend.h"
 #include "harness.h"
 #include "test_host.h"
 
