@@ -2,8 +2,8 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "cli/cli.h"
-#include "cli/data_args.h"
+#include "cli.h"
+#include "data_args.h"
 
 namespace nnrt_cli {
 

@@ -1,11 +1,11 @@
-#include "cli/data_args.h"
+#include "data_args.h"
 
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <sys/stat.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 
 namespace nnrt_cli {
 

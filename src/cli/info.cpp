@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "cli/cli.h"
+#include "cli.h"
 
 namespace nnrt_cli {
 

@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "cli/cli.h"
+#include "cli.h"
 
 int main(int argc, char **argv) {
   CLI::App app{"nnrt: an embeddable deep-learning runtime"};

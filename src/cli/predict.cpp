@@ -4,8 +4,8 @@
 #include <fstream>
 #include <vector>
 
-#include "cli/cli.h"
-#include "cli/data_args.h"
+#include "cli.h"
+#include "data_args.h"
 
 namespace nnrt_cli {
 

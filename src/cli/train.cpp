@@ -3,10 +3,10 @@
 #include <chrono>
 #include <cstdio>
 
-#include "cli/cli.h"
-#include "cli/data_args.h"
-#include "cli/progress.h"
-#include "cli/report.h"
+#include "cli.h"
+#include "data_args.h"
+#include "progress.h"
+#include "report.h"
 
 namespace nnrt_cli {
 
