@@ -101,10 +101,4 @@ DataSpecs resolve_data(const std::string &data, const std::string &test, long li
   return d;
 }
 
-nnrt_dataset *load_dataset(nnrt_context *ctx, const std::string &spec) {
-  nnrt_dataset *d = nullptr;
-  check(nnrt_dataset_load(ctx, spec.c_str(), &d), "loading data");
-  return d;
-}
-
 }  // namespace nnrt_cli
