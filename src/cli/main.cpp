@@ -2,12 +2,12 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "cli/cli.h"
+#include "cli.h"
 
 int main(int argc, char **argv) {
   CLI::App app{"nnrt: an embeddable deep-learning runtime"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("nnrt ") + nnrt_version_string());
+  app.set_version_flag("--version", std::string("nnrt ") + nnrt::version_string());
   nnrt_cli::register_info(app);
   nnrt_cli::register_train(app);
   nnrt_cli::register_eval(app);
@@ -17,6 +17,9 @@ int main(int argc, char **argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
     return app.exit(e);
+  } catch (const nnrt::error &e) {
+    std::fprintf(stderr, "nnrt: %s: %s\n", nnrt::status_name(e.status()), e.what());
+    return 1;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "nnrt: %s\n", e.what());
     return 1;
