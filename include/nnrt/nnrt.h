@@ -554,7 +554,10 @@ NNRT_API nnrt_status nnrt_trainer_step(nnrt_trainer *t, const nnrt_array *x, con
 NNRT_API nnrt_status nnrt_trainer_fit(nnrt_trainer *t, nnrt_dataset *train, nnrt_dataset *validation,
                                       int32_t epochs);
 
-/* Describes the last fit as JSON: "epochs" (completed, over all fits), "iterations", "stop_reason"
+/* Describes the last fit as JSON: "epochs" (completed, over all fits), "iterations" (minibatches
+** trained on, over all fits; with mixed precision this includes the steps skipped for overflow, which
+** do not count as optimizer steps: Adam's and AdaMax's bias corrections see only the others),
+** "stop_reason"
 ** ("completed", "callback", "cancelled", "invalid_score", "patience", "max_epochs", "max_time" or
 ** "not_started"), "best_epoch" and "best_score" (validation, or the early-stopping metric; null
 ** when there is none), "metric" (with early stopping), "last_loss", "examples_per_second" (of the
