@@ -52,7 +52,14 @@
 extern "C" {
 #endif
 
-#if defined(_WIN32)
+/* NNRT_API marks the exported functions. On Windows a program that links the static library
+** defines NNRT_STATIC before including this header (a DLL import would not resolve there); the
+** library's own build defines NNRT_BUILDING_LIBRARY. Elsewhere neither define changes anything. */
+#if defined(_WIN32) && defined(NNRT_STATIC)
+#define NNRT_API
+#elif defined(_WIN32) && defined(NNRT_BUILDING_LIBRARY)
+#define NNRT_API __declspec(dllexport)
+#elif defined(_WIN32)
 #define NNRT_API __declspec(dllimport)
 #elif defined(__GNUC__)
 #define NNRT_API __attribute__((visibility("default")))
