@@ -37,10 +37,15 @@
 **                               with the highest priority that has a usable backend is selected.
 **   NNRT_LOG_LEVEL              debug | info | warn | error (default warn).
 **   NNRT_NUM_THREADS            default thread count when the context options do not give one.
-** Environment variable set: before the first plugin loads, when neither OMP_WAIT_POLICY nor
-** GOMP_SPINCOUNT is set, nnrt sets GOMP_SPINCOUNT=10000 (setenv), so that the OpenMP threads of
-** plugins such as oneDNN's spin briefly at barriers instead of starving the other threads of a
-** busy machine. Set either variable yourself to choose another policy.
+**
+** nnrt never changes its process's environment. One setting is the application's to make: the
+** oneDNN plugin runs on GNU OpenMP, whose threads spin for about 300000 iterations at every barrier
+** before they sleep. nnrt alternates OpenMP regions with its own thread pool and the prefetch thread,
+** so on a machine whose cores are busy the spinning starves them (LeNet training can fall tenfold).
+** GOMP_SPINCOUNT=10000 (or OMP_WAIT_POLICY=passive) keeps nearly all the speed of a quiet machine;
+** libgomp reads it once when it loads, with the first plugin, so set it in the environment before
+** the program starts or before its first nnrt_context_create. The `nnrt` command does so when
+** neither variable is set.
 */
 #ifndef NNRT_H
 #define NNRT_H
