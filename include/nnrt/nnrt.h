@@ -26,8 +26,9 @@
 **    warnings and errors only; see nnrt_set_log_callback and NNRT_LOG_LEVEL).
 **
 ** Thread safety: contexts and models may be shared between threads; arrays, datasets and
-** evaluations are immutable once made and may be read from many threads at once; a trainer is used
-** by one thread at a time (nnrt_trainer_cancel excepted).
+** evaluations are immutable once made and may be used from many threads at once (several trainers
+** may fit on one dataset while others evaluate on it); a trainer is used by one thread at a time
+** (nnrt_trainer_cancel excepted). A binding may move any object between threads.
 **
 ** Environment variables read when a context is created:
 **   NNRT_BACKEND_PATH           ':'-separated folders searched for backend plugins, before the
@@ -276,10 +277,11 @@ NNRT_API void nnrt_array_release(nnrt_array *a);
 **   leaky_relu elu           attr "alpha" (default 0.01 and 1.0)
 ** Matrix product (float dtypes), rank >= 2, batch dimensions broadcast like numpy's matmul:
 **   matmul                   attrs "transpose_a", "transpose_b" (bool, default false)
-** Reductions (sum, mean: float and integer dtypes; max, min also; argmax gives I64):
-**   sum mean max min argmax  attrs "axes" (list of ints, negative counts from the end; default all
-**                            dimensions; argmax takes one axis, default the last, as "axes": [k] or
-**                            "axis": k), "keepdims" (bool, default false)
+** Reductions (sum, mean: float and integer dtypes; max, min also; argmax, argmin: the index of the
+** largest / smallest element as I64, the first on ties, NaN counting as the largest value):
+**   sum mean max min         attrs "axes" (list of ints, negative counts from the end; default all
+**   argmax argmin            dimensions; argmax and argmin take one axis, default the last, as
+**                            "axes": [k] or "axis": k), "keepdims" (bool, default false)
 ** Softmax along one axis (float dtypes):
 **   softmax log_softmax      attr "axis" (default -1)
 ** Type and layout:
