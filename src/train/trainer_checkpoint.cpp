@@ -21,7 +21,7 @@ struct SavedState {
   int32_t epochs_done = 0;
   uint64_t seed = 0;         // the shuffle seed: each epoch's order follows from (seed, epoch)
   double learning_rate = 0;  // at the time of saving, for people reading the file
-  std::string stop_reason;
+  StopReason stop_reason = StopReason::kNotStarted;
   double last_loss = 0, examples_per_second = 0;
   std::vector<EpochRecord> history;
   // Mixed precision's dynamic loss scale.
@@ -55,7 +55,7 @@ Json to_json(const SavedState &s) {
           {"epochs_done", s.epochs_done},
           {"seed", s.seed},
           {"learning_rate", s.learning_rate},
-          {"stop_reason", s.stop_reason},
+          {"stop_reason", stop_reason_name(s.stop_reason)},
           {"last_loss", number_or_null(s.last_loss)},
           {"examples_per_second", s.examples_per_second},
           {"history", history},
@@ -110,7 +110,10 @@ SavedState read_state(const std::string &text, const std::string &what) {
     }
     s.seed = seed.get<uint64_t>();
     s.learning_rate = r.get_number("learning_rate", 0);
-    s.stop_reason = r.require_string("stop_reason");
+    std::string stop_reason = r.require_string("stop_reason");
+    std::optional<StopReason> reason = stop_reason_from_name(stop_reason);
+    if (!reason) fail(NNRT_ERR_INVALID_ARGUMENT, r.name("stop_reason"), ": \"", stop_reason, "\" is not a stop reason");
+    s.stop_reason = *reason;
     s.last_loss = number_or_nan(r, "last_loss");
     s.examples_per_second = r.get_number("examples_per_second", 0, 0);
     const Json &history = required(r, "history");
@@ -120,7 +123,7 @@ SavedState read_state(const std::string &text, const std::string &what) {
       s.history.push_back(read_epoch(history[i], cat(r.name("history"), "[", i, "]")));
     s.loss_scale = r.get_number("loss_scale", 1, 0);
     s.good_steps = r.require_int("good_steps", 0);
-    s.skipped_steps = r.require_int("skipped_steps", 0);
+    s.skipped_steps = r.require_int("skipped_steps", 0, s.iteration);  // skipped steps are iterations too
     s.best_epoch = static_cast<int32_t>(r.require_int("best_epoch", -1, INT32_MAX));
     s.best_score = number_or_nan(r, "best_score");
     s.epochs_since_best = static_cast<int32_t>(r.require_int("epochs_since_best", 0, INT32_MAX));
@@ -270,7 +273,7 @@ void Trainer::restore(const std::string &path) {
   examples_seen_ = s.examples_seen;
   epochs_done_ = s.epochs_done;
   options_.seed = s.seed;
-  stop_reason_.swap(s.stop_reason);
+  stop_reason_ = s.stop_reason;
   last_loss_ = s.last_loss;
   last_examples_per_second_ = s.examples_per_second;
   history_.swap(s.history);

@@ -3,11 +3,11 @@
 #include <stdlib.h>
 
 #include "c_test.h"
-#include "lenet_config.h"
+#include "lenet_example.h"
 
 static nnrt_context *ctx;
 
-static const char *lenet = LENET_CONFIG;
+static const char *lenet = NNRT_LENET_CONFIG;
 
 /* Two Gaussian-ish blobs in 4-D: class 0 around -1, class 1 around +1 (deterministic). */
 static void make_blobs(int n, float *x, int32_t *y) {
@@ -47,15 +47,15 @@ static void test_model_api(void) {
   CHECK_OK(nnrt_model_create(ctx, lenet, &m));
   CHECK_OK(nnrt_model_param_count(m, &count));
   CHECK(count == 520 + 25050 + 40200 + 2010);
-  CHECK_OK(nnrt_model_get_param(m, "layer0.weight", &w));
+  CHECK_OK(nnrt_model_get_param(m, "conv1.weight", &w));
   CHECK_OK(nnrt_array_info(w, NULL, &nd, shape));
   CHECK(nd == 4 && shape[0] == 20 && shape[1] == 1 && shape[2] == 5 && shape[3] == 5);
   nnrt_array_release(w);
-  CHECK_OK(nnrt_model_get_param(m, "layer4.weight", &w));
+  CHECK_OK(nnrt_model_get_param(m, "fc1.weight", &w));
   CHECK_OK(nnrt_array_info(w, NULL, &nd, shape));
   CHECK(nd == 2 && shape[0] == 200 && shape[1] == 200);
   nnrt_array_release(w);
-  CHECK_OK(nnrt_model_get_param(m, "layer5.bias", &w));
+  CHECK_OK(nnrt_model_get_param(m, "out.bias", &w));
   CHECK_OK(nnrt_array_info(w, NULL, &nd, shape));
   CHECK(nd == 1 && shape[0] == 10);
 
@@ -65,14 +65,14 @@ static void test_model_api(void) {
     int64_t s10[1] = {10}, s9[1] = {9};
     nnrt_array *v = NULL, *bad = NULL, *got = NULL;
     CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 1, s10, ten, sizeof ten, &v));
-    CHECK_OK(nnrt_model_set_param(m, "layer5.bias", v));
-    CHECK_OK(nnrt_model_get_param(m, "layer5.bias", &got));
+    CHECK_OK(nnrt_model_set_param(m, "out.bias", v));
+    CHECK_OK(nnrt_model_get_param(m, "out.bias", &got));
     CHECK_OK(nnrt_array_to_host(got, back, sizeof back));
     CHECK(memcmp(ten, back, sizeof ten) == 0);
     CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 1, s9, ten, 36, &bad));
-    CHECK_STATUS(nnrt_model_set_param(m, "layer5.bias", bad), NNRT_ERR_SHAPE, "[10]");
-    CHECK_STATUS(nnrt_model_set_param(m, "layer5.bias", bad), NNRT_ERR_SHAPE, "[9]");
-    CHECK_STATUS(nnrt_model_set_param(m, "nope", v), NNRT_ERR_INVALID_ARGUMENT, "layer0.weight");
+    CHECK_STATUS(nnrt_model_set_param(m, "out.bias", bad), NNRT_ERR_SHAPE, "[10]");
+    CHECK_STATUS(nnrt_model_set_param(m, "out.bias", bad), NNRT_ERR_SHAPE, "[9]");
+    CHECK_STATUS(nnrt_model_set_param(m, "nope", v), NNRT_ERR_INVALID_ARGUMENT, "conv1.weight");
     CHECK_STATUS(nnrt_model_set_param(m, NULL, v), NNRT_ERR_INVALID_ARGUMENT, "name is NULL");
     CHECK_STATUS(nnrt_model_get_param(m, "nope", &got), NNRT_ERR_INVALID_ARGUMENT, "no parameter \"nope\"");
     nnrt_array_release(v);
@@ -124,7 +124,7 @@ static void test_model_api(void) {
   CHECK(strstr(s, "\"output_shape\":[50,4,4]") != NULL);
   CHECK(strstr(s, "\"total_params\":67780") != NULL);
   CHECK(strstr(s, "\"conv2d\":[") != NULL); /* which backend ran the convolution */
-  CHECK(strstr(s, "\"name\":\"layer0.weight\"") != NULL);
+  CHECK(strstr(s, "\"name\":\"conv1.weight\"") != NULL);
   free(s);
   CHECK_STATUS(nnrt_model_summary(m, NULL, 0, NULL), NNRT_ERR_INVALID_ARGUMENT, "len");
   CHECK_STATUS(nnrt_model_param_count(m, NULL), NNRT_ERR_INVALID_ARGUMENT, "count is NULL");

@@ -20,18 +20,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lenet_example.h"
 #include "nnrt/nnrt.h"
 
-static const char *lenet =
-    "{\"input\": [1, 28, 28], \"seed\": 123, \"layers\": ["
-    " {\"type\": \"conv2d\", \"filters\": 20, \"kernel\": [5, 5], \"stride\": [1, 1], \"activation\": \"relu\"},"
-    " {\"type\": \"maxpool2d\", \"kernel\": [2, 2], \"stride\": [2, 2]},"
-    " {\"type\": \"conv2d\", \"filters\": 50, \"kernel\": [5, 5], \"stride\": [2, 2], \"activation\": \"relu\"},"
-    " {\"type\": \"maxpool2d\", \"kernel\": [2, 2], \"stride\": [2, 2]},"
-    " {\"type\": \"dense\", \"units\": 200, \"activation\": \"relu\"},"
-    " {\"type\": \"output\", \"units\": 10, \"activation\": \"softmax\", \"loss\": \"nll\"}]}";
-static const char *params[] = {"layer0.weight", "layer0.bias", "layer2.weight", "layer2.bias",
-                               "layer4.weight", "layer4.bias", "layer5.weight", "layer5.bias"};
+static const char *lenet = NNRT_LENET_CONFIG;
+static const char *params[] = {"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias",
+                               "fc1.weight",   "fc1.bias",   "out.weight",   "out.bias"};
 #define NPARAMS 8
 #define MIN_DURING_SAVE 5
 static const float set_value[2] = {0.25f, -0.5f};

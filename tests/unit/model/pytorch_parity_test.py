@@ -2,7 +2,7 @@
 
     pytorch_parity_test.py LIBNNRT [BACKEND...]      (backends: default "reference")
 
-The LeNet of API.md and a sequence model (embedding, two LSTMs, batchnorm) get the same weights in
+The LeNet of examples/lenet.json and a sequence model (embedding, two LSTMs, batchnorm) get the same weights in
 both. Checked, on every backend that loads here: predict against the module's forward pass, and
 one trainer step with plain SGD and learning rate 1 on a batch of 8, whose weight change is minus
 the gradient, against autograd's gradients (and batchnorm's running statistics). Relative
@@ -12,6 +12,7 @@ built). Exits 77 (skipped) without torch; prints "nnrt-test-counts:" with one ca
 """
 import ctypes
 import json
+import os
 import sys
 
 try:
@@ -77,13 +78,9 @@ def relative_error(got, want):
 
 # ---- the two models, in both frameworks ---------------------------------------------------------
 
-LENET = {"input": [1, 28, 28], "seed": 123, "layers": [
-    {"type": "conv2d", "filters": 20, "kernel": [5, 5], "stride": [1, 1], "activation": "relu", "init": "xavier"},
-    {"type": "maxpool2d", "kernel": [2, 2], "stride": [2, 2]},
-    {"type": "conv2d", "filters": 50, "kernel": [5, 5], "stride": [2, 2], "activation": "relu", "init": "xavier"},
-    {"type": "maxpool2d", "kernel": [2, 2], "stride": [2, 2]},
-    {"type": "dense", "units": 200, "activation": "relu", "init": "xavier"},
-    {"type": "output", "units": 10, "activation": "softmax", "loss": "nll", "init": "xavier"}]}
+# The one LeNet definition, shared with the examples, the C tests and the benchmarks.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "examples", "lenet.json")) as f:
+    LENET = json.load(f)
 
 
 class LeNet(torch.nn.Module):
@@ -100,10 +97,10 @@ class LeNet(torch.nn.Module):
         return self.out(F.relu(self.fc(x.flatten(1))))
 
     def names(self):  # nnrt's parameter name -> this module's tensor
-        return {"layer0.weight": self.conv1.weight, "layer0.bias": self.conv1.bias,
-                "layer2.weight": self.conv2.weight, "layer2.bias": self.conv2.bias,
-                "layer4.weight": self.fc.weight, "layer4.bias": self.fc.bias,
-                "layer5.weight": self.out.weight, "layer5.bias": self.out.bias}
+        return {"conv1.weight": self.conv1.weight, "conv1.bias": self.conv1.bias,
+                "conv2.weight": self.conv2.weight, "conv2.bias": self.conv2.bias,
+                "fc1.weight": self.fc.weight, "fc1.bias": self.fc.bias,
+                "out.weight": self.out.weight, "out.bias": self.out.bias}
 
 
 SEQUENCE = {"input": [6], "seed": 5, "layers": [

@@ -1,5 +1,6 @@
-//! Thread safety as the C API states it: contexts and models shared, arrays read from many threads,
-//! a trainer moved to (and trained on) another thread while the model keeps predicting.
+//! Thread safety as the C API states it: contexts and models shared, arrays, datasets and
+//! evaluations read from many threads, a trainer moved to (and trained on) another thread while the
+//! model keeps predicting.
 
 use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
@@ -17,11 +18,41 @@ fn the_types_say_what_may_cross_threads() {
     send_and_sync::<Model>();
     send_and_sync::<Array>();
     send_and_sync::<CancelHandle>();
+    send_and_sync::<Dataset>();
+    send_and_sync::<Evaluation>();
     send::<Trainer>();
-    send::<Dataset>();
-    send::<Evaluation>();
     send::<nnrt::Error>();
-    // (That Trainer and Dataset are not Sync is checked by compile_fail examples in the crate docs.)
+    // (That Trainer is not Sync is checked by a compile_fail example in the crate docs.)
+}
+
+#[test]
+fn one_dataset_feeds_trainers_and_evaluations_on_many_threads() {
+    let ctx = context();
+    let data = blob_dataset(&ctx, 512, 3);
+    let evaluations: Vec<Evaluation> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..4)
+            .map(|k| {
+                let (ctx, data) = (&ctx, &data);
+                scope.spawn(move || {
+                    let model = Model::new(ctx, BLOB_MODEL).unwrap();
+                    let options = format!(r#"{{"optimizer": {{"type": "adam", "learning_rate": 0.01}}, "batch_size": 32, "seed": {k}}}"#);
+                    let mut trainer = Trainer::new(&model, &options).unwrap();
+                    trainer.fit(data, None, 4).unwrap();
+                    assert_eq!(data.len().unwrap(), 512);
+                    model.evaluate(data).unwrap()
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    // The blobs are separable: every model, trained on the shared dataset, learned them.
+    let first = &evaluations[0];
+    std::thread::scope(|scope| {
+        for e in &evaluations {
+            scope.spawn(move || assert!(e.accuracy().unwrap().unwrap() > 0.9, "{}", e.report().unwrap()));
+            scope.spawn(move || assert!(first.report().unwrap().contains("confusion")));
+        }
+    });
 }
 
 #[test]
