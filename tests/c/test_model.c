@@ -115,7 +115,7 @@ static void test_model_api(void) {
     int64_t s10[1] = {10};
     nnrt_array *ints = NULL;
     CHECK_OK(nnrt_array_create(ctx, NNRT_DTYPE_I32, 1, s10, &ints));
-    CHECK_STATUS(nnrt_model_set_param(m, "layer5.bias", ints), NNRT_ERR_DTYPE, "i32");
+    CHECK_STATUS(nnrt_model_set_param(m, "out.bias", ints), NNRT_ERR_DTYPE, "i32");
     nnrt_array_release(ints);
   }
 
