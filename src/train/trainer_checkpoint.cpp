@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "core/error.h"
-#include "io/model_tensors.h"
+#include "model/model_tensors.h"
 #include "train/trainer.h"
 
 namespace nnrt::train {
@@ -33,8 +33,8 @@ struct SavedState {
   int32_t epochs_since_best = 0;
 };
 
-std::string state_name(const std::string &param, int k) { return cat(io::kOptimizerPrefix, param, ".state", k); }
-std::string best_name(const std::string &param) { return cat(io::kOptimizerPrefix, param, ".best"); }
+std::string state_name(const std::string &param, int k) { return cat(model::kOptimizerPrefix, param, ".state", k); }
+std::string best_name(const std::string &param) { return cat(model::kOptimizerPrefix, param, ".best"); }
 
 // JSON has no NaN or Inf: a non-finite loss (an "invalid score" stop) is written as null.
 Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
@@ -158,7 +158,7 @@ struct RestoredArrays {
 RestoredArrays read_arrays(const io::Checkpoint &checkpoint, const model::Model &m, const std::vector<Array> &kept0,
                            const std::vector<Array> &kept1, const SavedState &s, const std::string &what) {
   Context &ctx = m.ctx();
-  std::vector<const io::TensorRecord *> records = io::match_params(checkpoint, m, what);
+  std::vector<const io::TensorRecord *> records = model::match_params(checkpoint, m, what);
   const std::vector<model::Param> &ps = m.params();
   RestoredArrays out;
   out.state0.resize(ps.size());
@@ -167,19 +167,19 @@ RestoredArrays read_arrays(const io::Checkpoint &checkpoint, const model::Model 
   auto take = [&](const std::string &name, const Shape &shape, const char *kind) {
     const io::TensorRecord *r = checkpoint.find(name);
     if (!r) fail(NNRT_ERR_CORRUPT, what, ": ", kind, " \"", name, "\" is missing");
-    io::check_record(*r, shape, what);
+    model::check_record(*r, shape, what);
     ++expected;
-    return io::array_from_record(ctx, *r);
+    return model::array_from_record(ctx, *r);
   };
   for (size_t i = 0; i < ps.size(); ++i) {
     const Shape &shape = ps[i].value.shape();
-    out.params.push_back(io::array_from_record(ctx, *records[i]));
+    out.params.push_back(model::array_from_record(ctx, *records[i]));
     if (kept0[i].defined()) out.state0[i] = take(state_name(ps[i].name, 0), shape, "the optimizer state");
     if (kept1[i].defined()) out.state1[i] = take(state_name(ps[i].name, 1), shape, "the optimizer state");
     if (s.best_epoch >= 0) out.best.push_back(take(best_name(ps[i].name), shape, "early stopping's best value"));
   }
   size_t found = 0;
-  std::string prefix = io::kOptimizerPrefix;
+  std::string prefix = model::kOptimizerPrefix;
   for (const io::TensorRecord &t : checkpoint.tensors) found += t.name.compare(0, prefix.size(), prefix) == 0;
   if (found != expected) {
     fail(NNRT_ERR_CORRUPT, what, ": it holds ", found, " \"", prefix, "*\" tensors; its ", s.optimizer, " optimizer",
@@ -218,10 +218,10 @@ void Trainer::save(const std::string &path) const {
   {
     // Parameters and states as of one moment: a step updates them under the exclusive lock.
     std::shared_lock<std::shared_mutex> read(m.lock());
-    checkpoint.tensors = io::param_records(m);
+    checkpoint.tensors = model::param_records(m);
     const std::vector<model::Param> &ps = m.params();
     auto add = [&](const std::string &name, const Array &a) {
-      checkpoint.tensors.push_back(io::record_from_array(m.ctx(), name, a));
+      checkpoint.tensors.push_back(model::record_from_array(m.ctx(), name, a));
     };
     for (size_t i = 0; i < ps.size(); ++i) {
       if (state0_[i].defined()) add(state_name(ps[i].name, 0), state0_[i]);
@@ -238,7 +238,7 @@ void Trainer::restore(const std::string &path) {
   io::Checkpoint checkpoint = io::read_checkpoint(path);
 
   // Everything is checked, and every new array made, before anything changes.
-  Json config = io::checkpoint_config(checkpoint, what);
+  Json config = model::checkpoint_config(checkpoint, what);
   if (config != m.config()) {
     fail(NNRT_ERR_INVALID_ARGUMENT, what, " was saved from a different model config (",
          first_difference(config, m.config()), "); a trainer restores only checkpoints of its own model's config");

@@ -291,6 +291,9 @@ static void test_trainer_resume(void) {
   copy_file(saved, damaged, -1);
   patch_file(damaged, "adam", "adaM");
   CHECK_STATUS(nnrt_trainer_restore(tb, damaged), NNRT_ERR_CORRUPT, "checksum");
+  copy_file(saved, damaged, -1);
+  patch_file(damaged, "\"nnrt.format\":\"1\"", "\"nnrt.format\":\"7\"");
+  CHECK_STATUS(nnrt_trainer_restore(tb, damaged), NNRT_ERR_VERSION, "format 7");
   CHECK_STATUS(nnrt_trainer_restore(tb, "/nonexistent-nnrt-folder/t.safetensors"), NNRT_ERR_IO, "No such file");
   CHECK_STATUS(nnrt_trainer_restore(tb, NULL), NNRT_ERR_INVALID_ARGUMENT, "path");
   CHECK_STATUS(nnrt_trainer_restore(NULL, saved), NNRT_ERR_INVALID_ARGUMENT, "t");

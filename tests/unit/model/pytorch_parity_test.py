@@ -1,10 +1,14 @@
-"""nnrt against PyTorch, through ctypes and the public C API (argv[1]: the path of libnnrt.so).
+"""nnrt against PyTorch, through ctypes and the public C API.
+
+    pytorch_parity_test.py LIBNNRT [BACKEND...]      (backends: default "reference")
 
 The LeNet of examples/lenet.json and a sequence model (embedding, two LSTMs, batchnorm) get the same weights in
 both. Checked, on every backend that loads here: predict against the module's forward pass, and
 one trainer step with plain SGD and learning rate 1 on a batch of 8, whose weight change is minus
 the gradient, against autograd's gradients (and batchnorm's running statistics). Relative
-tolerance 1e-4 (nnrt computes in F32, PyTorch here in F64). Exits 77 (skipped) without torch.
+tolerance 1e-4 (nnrt computes in F32, PyTorch here in F64). Every backend named must open: one
+that does not is a failure, never a silent skip (meson names oneDNN only where its plugin is
+built). Exits 77 (skipped) without torch; prints "nnrt-test-counts:" with one case per comparison.
 """
 import ctypes
 import json
@@ -146,10 +150,16 @@ def get_param(model, name):
     return value
 
 
+compared = mismatched = 0
+
+
 def compare(failures, what, got, want):
+    global compared, mismatched
+    compared += 1
     err = relative_error(got, want)
     print(f"  {what}: relative error {err:.2e}")
     if not err < TOLERANCE:
+        mismatched += 1
         failures.append(f"{what}: relative error {err:.2e}")
 
 
@@ -157,7 +167,7 @@ def run(backend, config, module, x, labels, failures):
     print(f"{module.__class__.__name__} on {backend}:")
     ctx = P()
     if lib.nnrt_context_create(json.dumps({"backend": backend}).encode(), ctypes.byref(ctx)) != 0:
-        print(f"  skipped: {lib.nnrt_last_error().decode()}")
+        failures.append(f"the {backend} backend did not open: {lib.nnrt_last_error().decode()}")
         return
     model = P()
     check(lib.nnrt_model_create(ctx, json.dumps(config).encode(), ctypes.byref(model)), "nnrt_model_create")
@@ -212,21 +222,26 @@ def run(backend, config, module, x, labels, failures):
     lib.nnrt_context_release(ctx)
 
 
-def main():
+def main(backends):
     failures = []
-    for backend in ("reference", "onednn"):
+    for backend in backends:
         torch.manual_seed(0)
         rng = np.random.default_rng(0)
         run(backend, LENET, LeNet(), rng.random((8, 1, 28, 28), dtype=np.float32),
             rng.integers(0, 10, 8).astype(np.int64), failures)
         run(backend, SEQUENCE, Sequence(), rng.integers(0, 11, (8, 6)).astype(np.float32),
             rng.integers(0, 3, 8).astype(np.int64), failures)
+    # Cases: the comparisons, and each backend that did not open.
+    print(f"nnrt-test-counts: passed={compared - mismatched} failed={len(failures)} skipped=0")
     if failures:
         print("FAILED:\n  " + "\n  ".join(failures))
         return 1
-    print("nnrt matches PyTorch")
+    if compared == 0:
+        print("FAILED: nothing was compared")
+        return 1
+    print(f"nnrt matches PyTorch on {', '.join(backends)} ({compared} comparisons)")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[2:] or ["reference"]))
