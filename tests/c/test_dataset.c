@@ -182,6 +182,7 @@ int main(void) {
     nnrt_array *bools = NULL;
     CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_BOOL, 2, shape, flags, sizeof flags, &bools));
     CHECK_STATUS(nnrt_dataset_from_arrays(ctx, bools, y, &keep), NNRT_ERR_DTYPE, "bool");
+    nnrt_array_release(bools);
     CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_BOOL, 1, shape, flags, 3, &bools));
     CHECK_STATUS(nnrt_dataset_from_arrays(ctx, x, bools, &keep), NNRT_ERR_DTYPE, "bool");
     nnrt_array_release(bools);
