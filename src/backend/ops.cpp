@@ -131,7 +131,7 @@ Array reshape(Context &ctx, const Array &x, const std::vector<int64_t> &shape) {
     } else if (s.dims[i] < 0) {
       fail(NNRT_ERR_INVALID_ARGUMENT, "reshape: dims must be >= 0 or -1, got ", to_string(s));
     } else {
-      known *= s.dims[i];
+      known = checked_mul(known, s.dims[i], "reshape: the element count of the shape");
     }
   }
   if (infer >= 0) {
@@ -141,7 +141,7 @@ Array reshape(Context &ctx, const Array &x, const std::vector<int64_t> &shape) {
     }
     s.dims[infer] = x.numel() / known;
   }
-  if (s.numel() != x.numel()) {
+  if (checked_numel(s, "reshape") != x.numel()) {
     fail(NNRT_ERR_SHAPE, "reshape: cannot reshape ", to_string(x.shape()), " (", x.numel(), " elements) into ",
          to_string(s), " (", s.numel(), " elements)");
   }

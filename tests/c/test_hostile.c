@@ -160,7 +160,17 @@ static void test_size_overflow(void) {
                                  " \"kernel\": 3, \"stride\": 4294967297}]}",
                                  &m),
                NNRT_ERR_INVALID_ARGUMENT, "32 bits");
-  CHECK(m == NULL);
+  /* (2^32 + 1) (2^32 - 1) wraps to -1 in 64 bits: the -1 dim would become -16, and the product of
+  ** the dims wrap back to 16, a shape with a negative dim that passed every check. */
+  in[0] = x;
+  CHECK_STATUS(nnrt_op(ctx, "reshape", in, 1, "{\"shape\": [4294967297, 4294967295, -1]}", &y, 1),
+               NNRT_ERR_INVALID_ARGUMENT, "overflow");
+  CHECK_STATUS(nnrt_model_create(ctx,
+                                 "{\"input\": [16], \"layers\": [{\"type\": \"reshape\","
+                                 " \"shape\": [4294967297, 4294967295, -1]}]}",
+                                 &m),
+               NNRT_ERR_INVALID_ARGUMENT, "overflow");
+  CHECK(m == NULL && y == NULL);
   nnrt_array_release(x);
   nnrt_array_release(w);
 }
