@@ -2,6 +2,7 @@
 // checkpoint and an HTML report.
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 
 #include "cli/cli.h"
 #include "cli/data_args.h"
@@ -59,9 +60,12 @@ void run_train(const TrainFlags &f) {
     std::printf("training stopped early: %s\n", result["stop_reason"].get<std::string>().c_str());
   }
 
+  // Ctrl-C: the training so far is saved (when --save asks), then the command exits with 130, as a
+  // shell does for a process SIGINT stopped, so that scripts can tell it from a finished run.
+  bool interrupted = ProgressView::interrupted();
   nlohmann::json evaluation;
   std::vector<std::string> names = class_names_for(f.data);
-  if (test) {
+  if (test && !interrupted) {
     nnrt_evaluation *e = nullptr;
     check(nnrt_model_evaluate(model, test, &e), "evaluating");
     evaluation = nlohmann::json::parse(
@@ -74,7 +78,7 @@ void run_train(const TrainFlags &f) {
     check(nnrt_trainer_save(trainer, f.save.c_str()), ("saving " + f.save).c_str());
     std::printf("\nsaved %s\n", f.save.c_str());
   }
-  if (!f.report.empty()) {
+  if (!f.report.empty() && !interrupted) {
     ReportInput r;
     r.title = "nnrt training report: " + f.model;
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -107,6 +111,11 @@ void run_train(const TrainFlags &f) {
   nnrt_dataset_release(test);
   nnrt_dataset_release(train);
   nnrt_context_release(ctx);
+  if (interrupted) {
+    std::fprintf(stderr, "nnrt: training interrupted (SIGINT)%s\n", f.save.empty() ? "" : "; the model was saved");
+    std::fflush(stdout);
+    std::exit(130);
+  }
 }
 
 }  // namespace
