@@ -18,7 +18,12 @@
 **    bytes plus a NUL and sets *len to the full length (without the NUL). Call with cap = 0 (buf may
 **    then be NULL) to ask for the size. Nothing is allocated for the caller to free.
 **  - Configuration is UTF-8 JSON text. An unknown key, or a value of the wrong type, is
-**    NNRT_ERR_INVALID_ARGUMENT with a message naming the key; nothing is silently ignored.
+**    NNRT_ERR_INVALID_ARGUMENT with a message naming the key; nothing is silently ignored. So is
+**    JSON nested deeper than 64 levels, a key given twice in one object, or a number beyond the
+**    range of a double.
+**  - Sizes computed from what a caller gives (shapes, attributes, layer widths) are checked: one
+**    whose element or byte count overflows is NNRT_ERR_INVALID_ARGUMENT, and an array larger than
+**    the device's memory is NNRT_ERR_OUT_OF_MEMORY without an attempt to allocate it.
 **  - Shapes are int64_t, ranks int32_t (at most NNRT_MAX_DIMS), byte counts size_t.
 **  - A handle of the wrong type (an array passed where a model is expected) is detected and refused
 **    with NNRT_ERR_INVALID_ARGUMENT. Using a handle after releasing it is undefined behaviour.
@@ -281,7 +286,9 @@ NNRT_API void nnrt_array_release(nnrt_array *a);
 ** largest / smallest element as I64, the first on ties, NaN counting as the largest value):
 **   sum mean max min         attrs "axes" (list of ints, negative counts from the end; default all
 **   argmax argmin            dimensions; argmax and argmin take one axis, default the last, as
-**                            "axes": [k] or "axis": k), "keepdims" (bool, default false)
+**                            "axes": [k] or "axis": k), "keepdims" (bool, default false); the
+**                            mean of integers is their sum (in int64) divided by the count,
+**                            truncated toward zero, in the input's dtype
 ** Softmax along one axis (float dtypes):
 **   softmax log_softmax      attr "axis" (default -1)
 ** Type and layout:
@@ -303,11 +310,12 @@ NNRT_API void nnrt_array_release(nnrt_array *a);
 **
 ** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong ctx or input, NULL name, inputs or
 ** outputs NULL when their count is positive, the wrong number of inputs or outputs for the op,
-** malformed attrs_json, an unknown attribute or a wrong attribute type (the message names it), or an
-** input from another device; NNRT_ERR_UNSUPPORTED for an unknown op name, or an op the backend
-** cannot run with "strict": true; NNRT_ERR_SHAPE for shapes that do not fit (the message gives
-** them); NNRT_ERR_DTYPE for a dtype the op does not accept; NNRT_ERR_OUT_OF_MEMORY;
-** NNRT_ERR_BACKEND when the backend fails at run time. On failure no output is written. */
+** malformed attrs_json, an unknown attribute or a wrong attribute type (the message names it), a
+** size attribute beyond 32 bits or an output whose size overflows, or an input from another device;
+** NNRT_ERR_UNSUPPORTED for an unknown op name, or an op the backend cannot run with "strict": true;
+** NNRT_ERR_SHAPE for shapes that do not fit (the message gives them); NNRT_ERR_DTYPE for a dtype
+** the op does not accept; NNRT_ERR_OUT_OF_MEMORY; NNRT_ERR_BACKEND when the backend fails at run
+** time. On failure no output is written. */
 NNRT_API nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_array *const *inputs,
                              int32_t n_inputs, const char *attrs_json, nnrt_array **outputs,
                              int32_t n_outputs);
@@ -359,7 +367,8 @@ NNRT_API nnrt_status nnrt_model_create(nnrt_context *ctx, const char *config_jso
 ** holds the config) onto the context's backend. Before using any data it checks the header, every
 ** tensor's dtype, shape, offsets and size, and the checksum of the data section.
 ** Returns NNRT_OK and the model in *out; NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments;
-** NNRT_ERR_IO when the file cannot be opened or read; NNRT_ERR_CORRUPT for an empty, truncated,
+** NNRT_ERR_IO when the file cannot be opened or read, or is not a regular file (a directory, a
+** device, a FIFO: refused before reading); NNRT_ERR_CORRUPT for an empty, truncated,
 ** bit-flipped or foreign file (the message says what is wrong); NNRT_ERR_VERSION for a file written
 ** by a newer, incompatible nnrt; NNRT_ERR_OUT_OF_MEMORY. */
 NNRT_API nnrt_status nnrt_model_load(nnrt_context *ctx, const char *path, nnrt_model **out);
@@ -381,7 +390,9 @@ NNRT_API void nnrt_model_release(nnrt_model *m);
 ** converted to the context's default float type) and returns the first output in a new F32 array
 ** [N, <output shape>] (for an output layer: its activation, e.g. class probabilities). Dropout is
 ** off and batchnorm uses its running statistics. Safe to call from several threads at once on the
-** same model, also while a trainer trains it (calls wait for the trainer's current step).
+** same model, also while a trainer trains it (calls wait for the trainer's current step; a trainer
+** waiting for its next step goes before predictions that arrive after it, so that predictors
+** cannot starve training).
 **
 ** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong model or input, or output ==
 ** NULL; NNRT_ERR_SHAPE when the input's shape does not match (the message gives the expected and
@@ -457,10 +468,10 @@ NNRT_API nnrt_status nnrt_dataset_from_arrays(nnrt_context *ctx, const nnrt_arra
 **
 ** Returns NNRT_OK and the dataset in *out; NNRT_ERR_INVALID_ARGUMENT for NULL arguments, malformed
 ** JSON, an unknown key or format, or a missing required key; NNRT_ERR_IO when a file cannot be
-** opened or read (the message names it); NNRT_ERR_CORRUPT for a malformed, truncated or
-** inconsistent file (a bad IDX magic number, image and label counts that differ, a CSV line with a
-** different number of columns or a value that is not a number; the message gives the file and the
-** line or offset); NNRT_ERR_OUT_OF_MEMORY. */
+** opened or read, or is a device (the message names it); NNRT_ERR_CORRUPT for a malformed,
+** truncated or inconsistent file (a bad IDX magic number, image and label counts that differ, a CSV
+** line with a different number of columns or a value that is not a number; the message gives the
+** file and the line or offset); NNRT_ERR_OUT_OF_MEMORY. */
 NNRT_API nnrt_status nnrt_dataset_load(nnrt_context *ctx, const char *spec_json, nnrt_dataset **out);
 
 /* Sets *examples to the number of examples in the dataset.

@@ -63,7 +63,7 @@ nnrt_status nnrt_model_get_param(const nnrt_model *m, const char *name, nnrt_arr
   return guard("nnrt_model_get_param", [&] {
     check_handle(m, "m");
     require(out != nullptr, "out is NULL; expected a pointer to receive the array");
-    std::shared_lock<std::shared_mutex> read(m->impl->lock());
+    std::shared_lock<WriterPreferringSharedMutex> read(m->impl->lock());
     const model::Param &p = find(*m->impl, name);
     auto h = std::make_unique<nnrt_array>();
     h->impl = ops::cast(m->impl->ctx(), p.value, NNRT_DTYPE_F32);
@@ -75,7 +75,7 @@ nnrt_status nnrt_model_set_param(nnrt_model *m, const char *name, const nnrt_arr
   return guard("nnrt_model_set_param", [&] {
     check_handle(m, "m");
     check_handle(value, "value");
-    std::unique_lock<std::shared_mutex> write(m->impl->lock());
+    std::unique_lock<WriterPreferringSharedMutex> write(m->impl->lock());
     const model::Param &p = find(*m->impl, name);
     const Array &v = value->impl;
     if (v.shape() != p.value.shape()) {

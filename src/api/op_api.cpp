@@ -5,6 +5,7 @@
 
 #include "api/handles.h"
 #include "backend/ops.h"
+#include "core/checked_math.h"
 #include "core/dtype.h"
 #include "core/json_options.h"
 
@@ -45,8 +46,8 @@ Shape read_shape(JsonReader &attrs) {
 // A pair of ints from an int or [h, w]; padding also takes [top, left, bottom, right].
 void read_pair(JsonReader &attrs, const char *key, int32_t out[2], int64_t fallback, int64_t min) {
   std::vector<int64_t> v = attrs.get_int_or_list(key, {fallback, fallback}, 2, min);
-  out[0] = static_cast<int32_t>(v[0]);
-  out[1] = static_cast<int32_t>(v[1]);
+  out[0] = checked_int32(v[0], attrs.name(key).c_str());
+  out[1] = checked_int32(v[1], attrs.name(key).c_str());
 }
 
 void read_padding(JsonReader &attrs, int32_t pad[4]) {
@@ -55,13 +56,13 @@ void read_padding(JsonReader &attrs, int32_t pad[4]) {
     std::vector<int64_t> four = attrs.get_int_list("padding", {});
     for (int i = 0; i < 4; ++i) {
       if (four[i] < 0) fail(NNRT_ERR_INVALID_ARGUMENT, attrs.name("padding"), ": expected values >= 0");
-      pad[i] = static_cast<int32_t>(four[i]);
+      pad[i] = checked_int32(four[i], attrs.name("padding").c_str());
     }
     return;
   }
   v = attrs.get_int_or_list("padding", v, 2, 0);
-  pad[0] = pad[2] = static_cast<int32_t>(v[0]);
-  pad[1] = pad[3] = static_cast<int32_t>(v[1]);
+  pad[0] = pad[2] = checked_int32(v[0], attrs.name("padding").c_str());
+  pad[1] = pad[3] = checked_int32(v[1], attrs.name("padding").c_str());
 }
 
 NamedOp binary_op(nnrt_binary_alg alg) {

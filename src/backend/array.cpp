@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/checked_math.h"
 #include "core/dtype.h"
 #include "core/error.h"
 
@@ -15,13 +16,15 @@ Storage::~Storage() {
 
 Array Array::allocate(const std::shared_ptr<backend::Device> &device, nnrt_dtype dtype, const Shape &shape,
                       bool zero) {
+  // Shapes computed from attributes (a convolution's output, a layer's weight) reach here unchecked.
+  size_t bytes = checked_bytes(checked_numel(shape, "array size"), dtype_size(dtype), "array size");
   Array a;
   a.dtype_ = dtype;
   a.shape_ = shape;
   a.strides_ = contiguous_strides(shape);
   auto storage = std::make_shared<Storage>();
   storage->device = device;
-  storage->bytes = static_cast<size_t>(shape.numel()) * dtype_size(dtype);
+  storage->bytes = bytes;
   // Empty arrays still get a (small) block, so that every array has a valid address.
   storage->ptr = device->memory().allocate(storage->bytes, &storage->block_bytes);
   a.storage_ = std::move(storage);

@@ -37,10 +37,17 @@ std::shared_ptr<Device> Device::open(const BackendInfo &backend, int32_t index, 
     // Device memory: the cache keeps the raw instance pointer, which outlives it (see ~Device).
     nnrt_backend_instance *inst = d->instance_;
     const nnrt_backend_v1 *t = d->table_;
+    std::string name = d->name_;
     MemorySource source{
-        [inst, t](size_t bytes) -> void * {
+        [inst, t, name](size_t bytes) -> void * {
           void *p = nullptr;
-          return t->mem_alloc(inst, bytes, &p) == NNRT_OK ? p : nullptr;
+          nnrt_status s = t->mem_alloc(inst, bytes, &p);
+          if (s == NNRT_OK) return p;
+          // Out of memory: the cache frees what it holds and tries again. Any other failure is the
+          // device's, passed on with the plugin's message.
+          if (s == NNRT_ERR_OUT_OF_MEMORY) return nullptr;
+          std::string detail = take_backend_error();
+          fail(s, name, ": could not allocate ", bytes, " bytes of device memory", detail.empty() ? "" : ": ", detail);
         },
         [inst, t](void *p) { t->mem_free(inst, p); },
     };

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "backend/dispatch.h"
+#include "core/checked_math.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "nnrt/kernels/half.h"
@@ -130,7 +131,7 @@ Array reshape(Context &ctx, const Array &x, const std::vector<int64_t> &shape) {
     } else if (s.dims[i] < 0) {
       fail(NNRT_ERR_INVALID_ARGUMENT, "reshape: dims must be >= 0 or -1, got ", to_string(s));
     } else {
-      known *= s.dims[i];
+      known = checked_mul(known, s.dims[i], "reshape: the element count of the shape");
     }
   }
   if (infer >= 0) {
@@ -140,7 +141,7 @@ Array reshape(Context &ctx, const Array &x, const std::vector<int64_t> &shape) {
     }
     s.dims[infer] = x.numel() / known;
   }
-  if (s.numel() != x.numel()) {
+  if (checked_numel(s, "reshape") != x.numel()) {
     fail(NNRT_ERR_SHAPE, "reshape: cannot reshape ", to_string(x.shape()), " (", x.numel(), " elements) into ",
          to_string(s), " (", s.numel(), " elements)");
   }
@@ -259,6 +260,16 @@ uint32_t axes_mask(const std::vector<int64_t> &axes, int32_t rank, const char *o
 
 Array reduce(Context &ctx, nnrt_reduce_alg alg, const Array &x, uint32_t mask, bool keepdims) {
   Shape kept = keep_shape(x.shape(), mask);
+  if (alg == NNRT_REDUCE_MEAN && !dtype_is_float(x.dtype()) && x.dtype() != NNRT_DTYPE_BOOL) {
+    // Backends average floats only: an integer mean is the int64 sum divided by the count,
+    // truncated toward zero, in x's dtype (an empty reduction gives 0, as integer division by 0 does).
+    int64_t count = 1;
+    for (int32_t i = 0; i < x.rank(); ++i)
+      if (mask & (1u << i)) count *= x.dim(i);
+    Array sum = reduce(ctx, NNRT_REDUCE_SUM, cast(ctx, x, NNRT_DTYPE_I64), mask, true);
+    Array mean = cast(ctx, binary(ctx, NNRT_BINARY_DIV, sum, full(ctx, NNRT_DTYPE_I64, Shape{}, double(count))), x.dtype());
+    return keepdims ? mean : mean.reshaped_view(drop_axes(x.shape(), mask));
+  }
   Array y = empty(ctx, x.dtype(), kept);
   OpCall call(NNRT_OP_REDUCE, alg);
   call.attrs().axes_mask = mask;
@@ -355,8 +366,8 @@ Shape conv2d_output_shape(const Shape &x, const Shape &w, const Conv2dParams &p)
   Shape out{x[0], w[0], 0, 0};
   for (int i = 0; i < 2; ++i) {
     if (p.stride[i] < 1 || p.dilation[i] < 1) fail(NNRT_ERR_INVALID_ARGUMENT, "conv2d: stride and dilation must be >= 1");
-    int64_t span = static_cast<int64_t>(p.dilation[i]) * (w[2 + i] - 1) + 1;
-    int64_t padded = x[2 + i] + p.pad[i] + p.pad[i + 2];
+    int64_t span = checked_add(checked_mul(p.dilation[i], w[2 + i] - 1, "conv2d dilation"), 1, "conv2d dilation");
+    int64_t padded = checked_add(x[2 + i], int64_t(p.pad[i]) + p.pad[i + 2], "conv2d padding");
     if (padded < span) {
       fail(NNRT_ERR_SHAPE, "conv2d: the kernel ", to_string(w), " (span ", span, ") is larger than the padded input ",
            to_string(x), " (", padded, ") along ", i == 0 ? "H" : "W");
@@ -426,7 +437,7 @@ Shape pool2d_output_shape(const Shape &x, const Pool2dParams &p) {
     if (p.pad[i] >= p.kernel[i] || p.pad[i + 2] >= p.kernel[i]) {
       fail(NNRT_ERR_INVALID_ARGUMENT, "pool2d: padding must be smaller than the kernel");
     }
-    int64_t padded = x[2 + i] + p.pad[i] + p.pad[i + 2];
+    int64_t padded = checked_add(x[2 + i], int64_t(p.pad[i]) + p.pad[i + 2], "pool2d padding");
     if (padded < p.kernel[i]) {
       fail(NNRT_ERR_SHAPE, "pool2d: the kernel (", p.kernel[0], "x", p.kernel[1], ") is larger than the padded input ",
            to_string(x));

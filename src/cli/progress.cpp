@@ -13,11 +13,11 @@ namespace nnrt_cli {
 
 namespace {
 
-volatile std::sig_atomic_t interrupted = 0;
+volatile std::sig_atomic_t sigint_seen = 0;
 
 void on_sigint(int) {
-  if (interrupted) std::_Exit(130);
-  interrupted = 1;
+  if (sigint_seen) std::_Exit(130);
+  sigint_seen = 1;
 }
 
 std::string clock_text(double seconds) {
@@ -39,6 +39,8 @@ ProgressView::ProgressView(int32_t epochs, bool quiet)
 
 void ProgressView::catch_interrupt() { std::signal(SIGINT, on_sigint); }
 
+bool ProgressView::interrupted() { return sigint_seen != 0; }
+
 int ProgressView::update(const nnrt_progress &p) {
   if (!p.epoch_end) {
     // Keep every stride-th loss; double the stride when the curve gets long.
@@ -57,7 +59,7 @@ int ProgressView::update(const nnrt_progress &p) {
     if (live_) draw_bar(p);
     else print_line(p);
   }
-  return interrupted ? 1 : 0;
+  return sigint_seen ? 1 : 0;
 }
 
 void ProgressView::draw_bar(const nnrt_progress &p) {

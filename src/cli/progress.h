@@ -24,6 +24,9 @@ class ProgressView {
   // kills the process as usual).
   static void catch_interrupt();
 
+  // Whether Ctrl-C (SIGINT) asked training to stop.
+  static bool interrupted();
+
  private:
   void draw_bar(const nnrt_progress &p);
   void print_line(const nnrt_progress &p);

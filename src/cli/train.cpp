@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "cli.h"
 #include "data_args.h"
@@ -105,21 +106,32 @@ void write_report(const TrainFlags &f, const Session &s, const nlohmann::json &r
 
 void run_train(const TrainFlags &f) {
   auto started = std::chrono::steady_clock::now();
-  Session s(f);
-  if (!f.quiet) print_header(f, s);
-  ProgressView view(f.epochs, f.quiet);
-  nlohmann::json result = fit(f, s, view);
-  std::vector<std::string> names = class_names_for(f.data);
-  nlohmann::json evaluation = evaluate(s, names);
-  if (!f.save.empty()) {
-    s.trainer.save(f.save);
-    std::printf("\nsaved %s\n", f.save.c_str());
+  // Ctrl-C: the training so far is saved (when --save asks), then the command exits with 130, as a
+  // shell does for a process SIGINT stopped, so that scripts can tell it from a finished run.
+  bool interrupted = false;
+  {
+    Session s(f);
+    if (!f.quiet) print_header(f, s);
+    ProgressView view(f.epochs, f.quiet);
+    nlohmann::json result = fit(f, s, view);
+    interrupted = ProgressView::interrupted();
+    std::vector<std::string> names = class_names_for(f.data);
+    nlohmann::json evaluation = interrupted ? nlohmann::json() : evaluate(s, names);
+    if (!f.save.empty()) {
+      s.trainer.save(f.save);
+      std::printf("\nsaved %s\n", f.save.c_str());
+    }
+    if (!f.report.empty() && !interrupted) {
+      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      write_report(f, s, result, evaluation, view, names, seconds);
+    }
+    if (has_accuracy(evaluation)) std::printf("test_accuracy=%.4f\n", evaluation["accuracy"].get<double>());
   }
-  if (!f.report.empty()) {
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    write_report(f, s, result, evaluation, view, names, seconds);
+  if (interrupted) {
+    std::fprintf(stderr, "nnrt: training interrupted (SIGINT)%s\n", f.save.empty() ? "" : "; the model was saved");
+    std::fflush(stdout);
+    std::exit(130);
   }
-  if (has_accuracy(evaluation)) std::printf("test_accuracy=%.4f\n", evaluation["accuracy"].get<double>());
 }
 
 }  // namespace

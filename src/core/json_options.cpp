@@ -1,25 +1,62 @@
 #include "core/json_options.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "core/error.h"
 
 namespace nnrt {
 
-Json parse_json_object(const char *text, const std::string &what) {
-  if (!text || !*text) return Json::object();
-  Json j;
+Json parse_json_strict(const char *begin, const char *end, int max_depth, nnrt_status status, const std::string &what) {
+  // One set of keys per object being parsed, to find a key given twice.
+  std::vector<std::set<std::string>> open_objects;
+  auto check = [&](int depth, Json::parse_event_t event, Json &parsed) {
+    switch (event) {
+      case Json::parse_event_t::object_start:
+      case Json::parse_event_t::array_start:
+        if (depth >= max_depth) fail(status, what, ": nested deeper than ", max_depth, " levels");
+        if (event == Json::parse_event_t::object_start) open_objects.emplace_back();
+        break;
+      case Json::parse_event_t::object_end:
+        open_objects.pop_back();
+        break;
+      case Json::parse_event_t::key:
+        if (!open_objects.back().insert(parsed.get<std::string>()).second) {
+          fail(status, what, ": the key ", json_excerpt(parsed), " is given twice in one object");
+        }
+        break;
+      default:
+        break;
+    }
+    return true;
+  };
   try {
-    j = Json::parse(text);
-  } catch (const Json::parse_error &e) {
-    // The parser's message carries the byte position and the offending token.
+    return Json::parse(begin, end, check);
+  } catch (const Json::exception &e) {
+    // Syntax errors (the message carries the byte position and the offending token) and numbers too
+    // large for a double (out_of_range).
     std::string m = e.what();
     size_t p = m.find("parse error");
-    fail(NNRT_ERR_INVALID_ARGUMENT, what, " is not valid JSON: ", p == std::string::npos ? m : m.substr(p));
+    if (p == std::string::npos) p = m.find("number overflow");
+    fail(status, what, " is not valid JSON: ", p == std::string::npos ? m : m.substr(p));
   }
+}
+
+Json parse_json_object(const char *text, const std::string &what) {
+  if (!text || !*text) return Json::object();
+  Json j = parse_json_strict(text, text + std::strlen(text), kMaxJsonDepth, NNRT_ERR_INVALID_ARGUMENT, what);
   if (!j.is_object()) fail(NNRT_ERR_INVALID_ARGUMENT, what, ": expected a JSON object, got ", json_excerpt(j));
   return j;
 }
+
+namespace {
+
+// An integer that fits int64_t: the parser keeps integers up to 2^64 - 1 as unsigned.
+bool is_int64(const Json &v) {
+  return v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX));
+}
+
+}  // namespace
 
 std::string json_excerpt(const Json &value) {
   std::string s = value.dump();
@@ -65,9 +102,7 @@ bool JsonReader::get_bool(const std::string &key, bool fallback) {
 int64_t JsonReader::get_int(const std::string &key, int64_t fallback, int64_t min, int64_t max) {
   if (!has(key)) return fallback;
   const Json &v = raw(key);
-  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX))) {
-    wrong_type(key, "an integer");
-  }
+  if (!is_int64(v)) wrong_type(key, "an integer");
   int64_t n = v.get<int64_t>();
   if (n < min || n > max) {
     if (max == INT64_MAX) fail(NNRT_ERR_INVALID_ARGUMENT, name(key), ": expected an integer >= ", min, ", got ", n);
@@ -98,7 +133,7 @@ std::vector<int64_t> JsonReader::get_int_list(const std::string &key, std::vecto
   if (!v.is_array()) wrong_type(key, "a list of integers");
   std::vector<int64_t> out;
   for (const Json &e : v) {
-    if (!e.is_number_integer()) wrong_type(key, "a list of integers");
+    if (!is_int64(e)) wrong_type(key, "a list of integers");
     out.push_back(e.get<int64_t>());
   }
   return out;
@@ -109,11 +144,11 @@ std::vector<int64_t> JsonReader::get_int_or_list(const std::string &key, std::ve
   if (!has(key)) return fallback;
   const Json &v = raw(key);
   std::vector<int64_t> out;
-  if (v.is_number_integer()) {
+  if (is_int64(v)) {
     out.assign(n, v.get<int64_t>());
   } else if (v.is_array() && v.size() == n) {
     for (const Json &e : v) {
-      if (!e.is_number_integer()) wrong_type(key, cat("an integer or a list of ", n, " integers").c_str());
+      if (!is_int64(e)) wrong_type(key, cat("an integer or a list of ", n, " integers").c_str());
       out.push_back(e.get<int64_t>());
     }
   } else {

@@ -10,12 +10,25 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nnrt/nnrt.h"
+
 namespace nnrt {
 
 using Json = nlohmann::json;
 
-// Parses JSON text; NULL or empty text gives an empty object. Throws NNRT_ERR_INVALID_ARGUMENT
-// with the parser's position for malformed text, or when the top level is not an object.
+// The deepest nesting any nnrt configuration needs is a handful of levels; text nested deeper is
+// refused while it is parsed, before anything (a message, a copy, a destructor) recurses into it.
+constexpr int kMaxJsonDepth = 64;
+
+// Parses JSON text strictly: refuses malformed text (with the parser's position), nesting deeper than
+// max_depth levels, a key given twice in one object (nothing is silently overridden), and numbers
+// beyond the range of a double. Each refusal throws `status` with a message starting with `what`.
+// Every JSON that nnrt reads from outside goes through here.
+Json parse_json_strict(const char *begin, const char *end, int max_depth, nnrt_status status, const std::string &what);
+
+// Parses JSON text with parse_json_strict (kMaxJsonDepth); NULL or empty text gives an empty object.
+// Throws NNRT_ERR_INVALID_ARGUMENT for whatever parse_json_strict refuses, or when the top level is
+// not an object.
 Json parse_json_object(const char *text, const std::string &what);
 
 // A short rendering of a JSON value for messages (long values are cut).

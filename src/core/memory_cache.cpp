@@ -1,8 +1,11 @@
 #include "core/memory_cache.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include "core/error.h"
+#include "core/fault_injection.h"
 
 namespace nnrt {
 
@@ -21,6 +24,16 @@ size_t MemoryCache::size_class(size_t bytes) {
 }
 
 void *MemoryCache::allocate(size_t bytes, size_t *block_bytes) {
+  // A request larger than the memory there is (or so large that rounding it up would wrap) is
+  // refused before anything is asked of the system: with overcommit, a huge host allocation could
+  // otherwise "succeed" and the process be killed when the pages are touched.
+  if (bytes > kMaxRequest || (source_.capacity && bytes > source_.capacity)) {
+    fail(NNRT_ERR_OUT_OF_MEMORY, "out of memory: ", bytes, " bytes requested, more than the ",
+         source_.capacity ? cat(source_.capacity, " bytes of memory there are") : std::string("largest block possible"));
+  }
+#ifdef NNRT_FAULT_INJECTION
+  if (fault::allocation_fails()) fail(NNRT_ERR_OUT_OF_MEMORY, "out of memory: could not allocate ", bytes, " bytes (injected fault)");
+#endif
   size_t size = size_class(bytes);
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -84,10 +97,17 @@ CacheStats MemoryCache::stats() const {
   return stats_;
 }
 
+size_t physical_memory_bytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return 0;
+  return static_cast<size_t>(pages) * static_cast<size_t>(page);
+}
+
 MemorySource host_memory_source() {
   return MemorySource{
       [](size_t bytes) -> void * { return std::aligned_alloc(64, (bytes + 63) / 64 * 64); },
       [](void *p) { std::free(p); },
+      physical_memory_bytes(),
   };
 }
 

@@ -32,6 +32,7 @@ struct CacheStats {
 struct MemorySource {
   std::function<void *(size_t bytes)> allocate;  // returns NULL when out of memory
   std::function<void(void *)> release;
+  size_t capacity = 0;  // the memory there is, in bytes; a larger request is refused (0: unknown)
 };
 
 class MemoryCache {
@@ -55,6 +56,9 @@ class MemoryCache {
   // The size class a request of `bytes` is rounded up to.
   static size_t size_class(size_t bytes);
 
+  // The largest request ever passed on: size classes round up by at most 1/8, and this leaves room.
+  static constexpr size_t kMaxRequest = size_t(1) << 62;
+
  private:
   void trim_locked();
 
@@ -65,7 +69,10 @@ class MemoryCache {
   CacheStats stats_;
 };
 
-// A MemorySource of 64-byte aligned host memory.
+// The machine's physical memory in bytes (0 if unknown).
+size_t physical_memory_bytes();
+
+// A MemorySource of 64-byte aligned host memory, its capacity the physical memory.
 MemorySource host_memory_source();
 
 }  // namespace nnrt

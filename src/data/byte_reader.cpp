@@ -35,8 +35,13 @@ std::vector<unsigned char> read_file(const std::string &path) {
     ~FdCloser() { ::close(fd); }
   } closer{fd};
 
-  struct stat st;
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) fail(NNRT_ERR_IO, "cannot read '", path, "': it is a directory");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) fail(NNRT_ERR_IO, "cannot read '", path, "': ", system_reason(errno));
+  if (S_ISDIR(st.st_mode)) fail(NNRT_ERR_IO, "cannot read '", path, "': it is a directory");
+  // A pipe ends when its writer is done; a device such as /dev/zero never does.
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+    fail(NNRT_ERR_IO, "cannot read '", path, "': it is a device, not a file or a pipe");
+  }
   std::vector<unsigned char> bytes;
   // The size is a hint only: a file may be a pipe, or change while we read it.
   size_t capacity = (st.st_size > 0 ? static_cast<size_t>(st.st_size) : 0) + 1;

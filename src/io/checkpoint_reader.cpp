@@ -30,38 +30,14 @@ uint64_t read_u64_le(const unsigned char *p) {
   return v;
 }
 
-// Parses the header, refusing what a plain JSON parser would let through: a key given twice (the
-// parser would keep the last one silently) and nesting deeper than the format has (a header is an
-// object of objects whose deepest values are the lists "shape" and "data_offsets").
+// A safetensors header is an object of objects whose deepest values are the lists "shape" and
+// "data_offsets": three levels. Deeper nesting, a key given twice (a plain parser would keep the last
+// one silently) or a number beyond a double is damage.
+constexpr int kHeaderDepth = 3;
+
 Json parse_header_json(const unsigned char *text, size_t size, const std::string &what) {
-  std::vector<std::set<std::string>> open_objects;
-  auto check = [&](int depth, Json::parse_event_t event, Json &parsed) {
-    switch (event) {
-      case Json::parse_event_t::object_start:
-      case Json::parse_event_t::array_start:
-        if (depth > 2) corrupt(what, "the header nests deeper than a safetensors header does");
-        if (event == Json::parse_event_t::object_start) open_objects.emplace_back();
-        break;
-      case Json::parse_event_t::object_end:
-        open_objects.pop_back();
-        break;
-      case Json::parse_event_t::key:
-        if (!open_objects.back().insert(parsed.get<std::string>()).second) {
-          corrupt(what, "the header gives the key ", json_excerpt(parsed), " twice in one object");
-        }
-        break;
-      default:
-        break;
-    }
-    return true;
-  };
-  try {
-    return Json::parse(text, text + size, check);
-  } catch (const Json::exception &e) {
-    std::string m = e.what();
-    size_t p = m.find("parse error");
-    corrupt(what, "the header is not valid JSON (", p == std::string::npos ? m : m.substr(p), ")");
-  }
+  const char *begin = reinterpret_cast<const char *>(text);
+  return parse_json_strict(begin, begin + size, kHeaderDepth, NNRT_ERR_CORRUPT, what + ": the header");
 }
 
 std::map<std::string, std::string> read_metadata(const Json &header, const std::string &what) {
@@ -184,11 +160,26 @@ void check_checksum(const std::map<std::string, std::string> &metadata, const ch
 }
 
 std::vector<unsigned char> read_file_bytes(const std::string &path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK so that opening a FIFO does not wait for a writer; it is refused just below.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) fail(NNRT_ERR_IO, "cannot open '", path, "': ", std::strerror(errno));
   std::vector<unsigned char> bytes;
   struct stat st {};
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) bytes.reserve(static_cast<size_t>(st.st_size));
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    fail(NNRT_ERR_IO, "cannot read '", path, "': ", std::strerror(err));
+  }
+  // A checkpoint is a file: a device (/dev/zero), a FIFO or a directory would be read without end or
+  // not at all.
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    fail(NNRT_ERR_IO, "cannot read '", path, "': not a regular file (",
+         S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "a socket or other special file",
+         "); a checkpoint is a regular file");
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  bytes.reserve(static_cast<size_t>(st.st_size));
   unsigned char chunk[1 << 16];
   while (true) {
     ssize_t n = read(fd, chunk, sizeof chunk);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/checked_math.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "model/layers/output.h"
@@ -191,6 +192,7 @@ uint64_t Model::read_input(JsonReader &top) {
   }
   input_names_ = {"input"};
   input_shapes_ = {Shape::of(input)};
+  checked_numel(input_shapes_[0], "config.input");
   return top.has("seed") ? static_cast<uint64_t>(top.get_int("seed", 0, 0)) : ctx_->next_seed();
 }
 
@@ -229,6 +231,9 @@ void Model::infer_shapes_and_init(uint64_t seed) {
     std::vector<Shape> in_shapes;
     for (int32_t d : node.inputs) in_shapes.push_back(d < 0 ? input_shapes_[-d - 1] : nodes_[d].out_shape);
     node.out_shape = node.layer->build(in_shapes);
+    // A layer's size attributes (units, padding, kernel) may make an output too large to count;
+    // refused here, so that no later size computation starts from a wrapped number.
+    checked_numel(node.out_shape, ("layer \"" + node.layer->name + "\" output").c_str());
     for (int32_t d : node.inputs)
       if (d >= 0) nodes_[d].consumers++;
     node.placement = std::make_unique<Placement>();
@@ -297,7 +302,7 @@ std::vector<Array> Model::node_params(const Node &node, const std::vector<Array>
 
 Array Model::predict(const Array &x) const {
   check_input(x, "predict");
-  std::shared_lock<std::shared_mutex> read(lock_);
+  std::shared_lock<WriterPreferringSharedMutex> read(lock_);
   nnrt_dtype dtype = ctx_->options().default_dtype;
   Pass pass{*ctx_, false, 0, dtype, {}};
   std::vector<Array> params = params_as(dtype);
@@ -367,7 +372,7 @@ std::vector<Array> Model::backward(Pass &pass, const Activations &acts, const st
 // ---- summary --------------------------------------------------------------------------------
 
 std::string Model::summary() const {
-  std::shared_lock<std::shared_mutex> read(lock_);
+  std::shared_lock<WriterPreferringSharedMutex> read(lock_);
   Json j;
   j["input"] = shape_json(input_shapes_[0]);
   j["backend"] = ctx_->device()->name();

@@ -7,11 +7,11 @@
 #include <memory>
 #include <mutex>
 #include <set>
-#include <shared_mutex>
 #include <string>
 #include <vector>
 
 #include "backend/dispatch.h"
+#include "core/shared_mutex.h"
 #include "model/layer.h"
 
 namespace nnrt::model {
@@ -77,7 +77,7 @@ class Model {
   const Param *find_param(const std::string &name) const;
 
   // Readers (predict, get_param, summary) take it shared; writers (training, set_param) exclusive.
-  std::shared_mutex &lock() const { return lock_; }
+  WriterPreferringSharedMutex &lock() const { return lock_; }
 
   // Inference on a batch [N, input...]: returns the first output. Thread-safe.
   Array predict(const Array &x) const;
@@ -128,7 +128,7 @@ class Model {
   std::vector<Node> nodes_;  // in topological order
   std::vector<int32_t> outputs_;
   std::vector<Param> params_;
-  mutable std::shared_mutex lock_;
+  mutable WriterPreferringSharedMutex lock_;
 };
 
 }  // namespace nnrt::model

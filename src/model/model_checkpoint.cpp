@@ -10,7 +10,7 @@ void Model::save(const std::string &path) const {
   checkpoint.metadata[io::kConfigKey] = config_.dump(-1, ' ', false, Json::error_handler_t::replace);
   {
     // A consistent snapshot; the disk write happens after, so training is not held up by it.
-    std::shared_lock<std::shared_mutex> read(lock_);
+    std::shared_lock<WriterPreferringSharedMutex> read(lock_);
     checkpoint.tensors = param_records(*this);
   }
   io::write_checkpoint(path, checkpoint);

@@ -150,7 +150,7 @@ double mean_loss(const model::Model &model, const std::shared_ptr<const data::Da
   data::BatchIterator batches(data, model.context_ptr(), batch_size, false, 0, 2, dtype);
   data::Batch b;
   double total = 0;
-  std::shared_lock<std::shared_mutex> read(model.lock());
+  std::shared_lock<WriterPreferringSharedMutex> read(model.lock());
   std::vector<Array> params = model.params_as(dtype);
   while (batches.next(b)) {
     model::Pass pass{ctx, false, 0, dtype, {}};

@@ -139,7 +139,7 @@ double Trainer::train_batch(const Array &x, const Array &y, double lr) {
   nnrt_dtype dtype = compute_dtype();
   bool mixed = dtype != NNRT_DTYPE_F32;
   // Exclusive: the forward pass updates batchnorm statistics and the step updates the weights.
-  std::unique_lock<std::shared_mutex> write(m.lock());
+  std::unique_lock<WriterPreferringSharedMutex> write(m.lock());
   model::Pass pass{ctx, true, static_cast<uint64_t>(iteration_), dtype, {}};
   // In mixed precision the layers see half-precision copies of the f32 master weights.
   std::vector<Array> params = m.params_as(dtype);
@@ -350,7 +350,7 @@ void Trainer::apply_early_stopping(int32_t epoch, double score) {
 }
 
 void Trainer::restore_best() {
-  std::unique_lock<std::shared_mutex> write(model_->lock());
+  std::unique_lock<WriterPreferringSharedMutex> write(model_->lock());
   std::vector<model::Param> &ps = model_->params();
   for (size_t i = 0; i < ps.size(); ++i) ops::copy_into(model_->ctx(), best_params_[i], ps[i].value);
 }

@@ -217,7 +217,7 @@ void Trainer::save(const std::string &path) const {
   checkpoint.metadata[io::kTrainerKey] = to_json(s).dump(-1, ' ', false, Json::error_handler_t::replace);
   {
     // Parameters and states as of one moment: a step updates them under the exclusive lock.
-    std::shared_lock<std::shared_mutex> read(m.lock());
+    std::shared_lock<WriterPreferringSharedMutex> read(m.lock());
     checkpoint.tensors = model::param_records(m);
     const std::vector<model::Param> &ps = m.params();
     auto add = [&](const std::string &name, const Array &a) {
@@ -263,7 +263,7 @@ void Trainer::restore(const std::string &path) {
 
   // Commit: moves and swaps only, which cannot fail, so the trainer is never left half restored.
   {
-    std::unique_lock<std::shared_mutex> write(m.lock());
+    std::unique_lock<WriterPreferringSharedMutex> write(m.lock());
     std::vector<model::Param> &params = m.params();
     for (size_t i = 0; i < params.size(); ++i) params[i].value = std::move(arrays.params[i]);
     state0_.swap(arrays.state0);

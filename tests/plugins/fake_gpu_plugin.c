@@ -7,7 +7,11 @@
 ** reference backend through the host's staging copies.
 **
 ** NNRT_FAKEGPU_DEVICES sets its device count (default 0: it then reports "no device", like a GPU
-** backend on a machine without a GPU). */
+** backend on a machine without a GPU).
+**
+** Fault injection (tests/faults): a test finds nnrt_fakegpu_fail in the loaded plugin (dlopen with
+** RTLD_NOLOAD, dlsym) and makes the k-th op run, allocation or copy from then on fail with
+** NNRT_ERR_BACKEND and a message that says so, as a real device failing at run time would. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +33,31 @@ struct nnrt_stream {
 struct nnrt_backend_op {
   nnrt_op_desc desc;
 };
+
+/* Fault injection: which operation fails (FAULT_*), after how many more calls, and whether it did. */
+enum { FAULT_OP_RUN = 0, FAULT_ALLOC = 1, FAULT_COPY = 2 };
+static const char *const fault_names[] = {"op run", "allocation", "copy"};
+static int fault_what = -1;
+static long fault_countdown = 0;
+static int fault_fired = 0;
+
+__attribute__((visibility("default"))) void nnrt_fakegpu_fail(int what, long k) {
+  fault_what = k > 0 ? what : -1;
+  fault_countdown = k;
+  fault_fired = 0;
+}
+
+__attribute__((visibility("default"))) int nnrt_fakegpu_fault_fired(void) { return fault_fired; }
+
+/* Nonzero (after setting the host's error) when this call of `what` is the one to fail. */
+static int injected_failure(int what) {
+  char m[96];
+  if (what != fault_what || fault_countdown <= 0 || --fault_countdown > 0) return 0;
+  fault_fired = 1;
+  snprintf(m, sizeof m, "fakegpu: injected failure of a device %s", fault_names[what]);
+  host->set_error(m);
+  return 1;
+}
 
 static void *real(const void *device_ptr) { return (void *)((uintptr_t)device_ptr - DEVICE_OFFSET); }
 
@@ -86,6 +115,7 @@ static void close_device(nnrt_backend_instance *inst) {
 
 static nnrt_status mem_alloc(nnrt_backend_instance *inst, size_t bytes, void **out) {
   void *p = NULL;
+  if (injected_failure(FAULT_ALLOC)) return NNRT_ERR_BACKEND;
   if (posix_memalign(&p, 256, bytes ? bytes : 1) != 0) return NNRT_ERR_OUT_OF_MEMORY;
   ++inst->live_allocations;
   *out = (void *)((uintptr_t)p + DEVICE_OFFSET);
@@ -101,6 +131,7 @@ static nnrt_status memcpy_async(nnrt_backend_instance *inst, void *dst, const vo
                                 nnrt_stream *stream) {
   (void)inst;
   (void)stream;
+  if (injected_failure(FAULT_COPY)) return NNRT_ERR_BACKEND;
   if (kind == NNRT_COPY_HOST_TO_DEVICE) memcpy(real(dst), src, bytes);
   else if (kind == NNRT_COPY_DEVICE_TO_HOST) memcpy(dst, real(src), bytes);
   else memmove(real(dst), real(src), bytes);
@@ -179,6 +210,7 @@ static nnrt_status op_create(nnrt_backend_instance *inst, const nnrt_op_desc *de
 static nnrt_status op_run(nnrt_backend_op *op, const nnrt_op_args *args) {
   const nnrt_op_desc *d = &op->desc;
   int64_t n = numel(&d->outputs[0]), i;
+  if (injected_failure(FAULT_OP_RUN)) return NNRT_ERR_BACKEND;
   if (d->kind == NNRT_OP_COPY) {
     static const size_t sizes[] = {0, 4, 8, 2, 2, 4, 8, 1, 1};
     memmove(real(args->outputs[0]), real(args->inputs[0]), (size_t)n * sizes[d->outputs[0].dtype]);

@@ -1,6 +1,7 @@
 // conv2d: a 2-D convolution over [C, H, W] examples (NCHW batches), with stride, padding ("same",
 // "valid", one int, [h, w] or [top, left, bottom, right]), dilation, groups and a fused activation.
 // Weight [filters, C / groups, kh, kw] as PyTorch's nn.Conv2d.
+#include "core/checked_math.h"
 #include "model/activation.h"
 #include "model/layer.h"
 
@@ -25,11 +26,11 @@ class Conv2dLayer : public Layer {
     if (same_padding) {
       // Output size ceil(H / stride), the padding split with the extra row or column at the end.
       for (int i = 0; i < 2; ++i) {
-        int64_t in = x[1 + i], out = (in + p.stride[i] - 1) / p.stride[i];
+        int64_t in = x[1 + i], out = in / p.stride[i] + (in % p.stride[i] != 0);
         int64_t span = static_cast<int64_t>(p.dilation[i]) * (kernel[i] - 1) + 1;
-        int64_t total = std::max<int64_t>((out - 1) * p.stride[i] + span - in, 0);
-        p.pad[i] = static_cast<int32_t>(total / 2);
-        p.pad[i + 2] = static_cast<int32_t>(total - total / 2);
+        int64_t total = std::max<int64_t>(checked_mul(out - 1, p.stride[i], "padding \"same\"") + span - in, 0);
+        p.pad[i] = checked_int32(total / 2, "padding \"same\"");
+        p.pad[i + 2] = checked_int32(total - total / 2, "padding \"same\"");
       }
     }
     if (in_channels % p.groups != 0 || filters % p.groups != 0) {
@@ -84,13 +85,13 @@ std::unique_ptr<Layer> make_conv2d(JsonReader &config) {
   l->filters = config.require_int("filters", 1);
   if (!config.has("kernel")) fail(NNRT_ERR_INVALID_ARGUMENT, config.name("kernel"), " is required");
   std::vector<int64_t> k = config.get_int_or_list("kernel", {}, 2, 1);
-  l->kernel[0] = static_cast<int32_t>(k[0]);
-  l->kernel[1] = static_cast<int32_t>(k[1]);
+  l->kernel[0] = checked_int32(k[0], config.name("kernel").c_str());
+  l->kernel[1] = checked_int32(k[1], config.name("kernel").c_str());
   std::vector<int64_t> s = config.get_int_or_list("stride", {1, 1}, 2, 1);
   std::vector<int64_t> d = config.get_int_or_list("dilation", {1, 1}, 2, 1);
   for (int i = 0; i < 2; ++i) {
-    l->p.stride[i] = static_cast<int32_t>(s[i]);
-    l->p.dilation[i] = static_cast<int32_t>(d[i]);
+    l->p.stride[i] = checked_int32(s[i], config.name("stride").c_str());
+    l->p.dilation[i] = checked_int32(d[i], config.name("dilation").c_str());
   }
   if (config.has("padding") && config.raw("padding").is_string()) {
     std::string mode = config.get_string("padding", "");
@@ -100,12 +101,12 @@ std::unique_ptr<Layer> make_conv2d(JsonReader &config) {
     std::vector<int64_t> pad = config.get_int_list("padding", {});
     for (int i = 0; i < 4; ++i) {
       if (pad[i] < 0) fail(NNRT_ERR_INVALID_ARGUMENT, config.name("padding"), ": expected values >= 0");
-      l->p.pad[i] = static_cast<int32_t>(pad[i]);
+      l->p.pad[i] = checked_int32(pad[i], config.name("padding").c_str());
     }
   } else {
     std::vector<int64_t> pad = config.get_int_or_list("padding", {0, 0}, 2, 0);
-    l->p.pad[0] = l->p.pad[2] = static_cast<int32_t>(pad[0]);
-    l->p.pad[1] = l->p.pad[3] = static_cast<int32_t>(pad[1]);
+    l->p.pad[0] = l->p.pad[2] = checked_int32(pad[0], config.name("padding").c_str());
+    l->p.pad[1] = l->p.pad[3] = checked_int32(pad[1], config.name("padding").c_str());
   }
   l->p.groups = static_cast<int32_t>(config.get_int("groups", 1, 1, INT32_MAX));
   l->activation = read_activation(config, "activation", "identity");

@@ -156,7 +156,7 @@ class LstmLayer : public Layer {
 
 std::unique_ptr<Layer> make_lstm(JsonReader &config) {
   auto l = std::make_unique<LstmLayer>();
-  l->units = config.require_int("units", 1);
+  l->units = config.require_int("units", 1, INT64_MAX / 4);  // four gates of `units` each
   l->return_sequences = config.get_bool("return_sequences", false);
   l->custom_init = config.has("init");
   l->weight_init = read_init(config, "init", Init{});

@@ -1,5 +1,6 @@
 // maxpool2d and avgpool2d over [C, H, W] examples: "kernel", "stride" (default: the kernel),
 // "padding", and for averages "count_include_pad" (default true, as PyTorch).
+#include "core/checked_math.h"
 #include "model/layer.h"
 
 namespace nnrt::model {
@@ -38,9 +39,9 @@ std::unique_ptr<Layer> make_pool(JsonReader &config, nnrt_pool_alg alg) {
   std::vector<int64_t> s = config.get_int_or_list("stride", k, 2, 1);
   std::vector<int64_t> pad = config.get_int_or_list("padding", {0, 0}, 2, 0);
   for (int i = 0; i < 2; ++i) {
-    l->p.kernel[i] = static_cast<int32_t>(k[i]);
-    l->p.stride[i] = static_cast<int32_t>(s[i]);
-    l->p.pad[i] = l->p.pad[i + 2] = static_cast<int32_t>(pad[i]);
+    l->p.kernel[i] = checked_int32(k[i], config.name("kernel").c_str());
+    l->p.stride[i] = checked_int32(s[i], config.name("stride").c_str());
+    l->p.pad[i] = l->p.pad[i + 2] = checked_int32(pad[i], config.name("padding").c_str());
   }
   if (alg != NNRT_POOL_MAX && !config.get_bool("count_include_pad", true)) l->p.alg = NNRT_POOL_AVG_EXCLUDE_PAD;
   return l;

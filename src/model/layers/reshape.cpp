@@ -1,5 +1,6 @@
 // reshape: gives each example a new shape ("shape", one dim may be -1 to take what is left) with
 // the same elements in the same row-major order; a view when the input is contiguous.
+#include "core/checked_math.h"
 #include "model/layer.h"
 
 namespace nnrt::model {
@@ -17,12 +18,12 @@ class ReshapeLayer : public Layer {
     int32_t free_dim = -1;
     for (size_t i = 0; i < target.size(); ++i) {
       if (target[i] == -1) free_dim = static_cast<int32_t>(i);
-      else known *= target[i];
+      else known = checked_mul(known, target[i], "reshape: the element count of \"shape\"");
     }
     std::vector<int64_t> dims = target;
     bool fits = free_dim < 0 || in_shape.numel() % known == 0;
     if (fits && free_dim >= 0) dims[free_dim] = in_shape.numel() / known;
-    if (!fits || Shape::of(dims).numel() != in_shape.numel()) {
+    if (!fits || checked_numel(Shape::of(dims), "reshape") != in_shape.numel()) {
       shape_error("cannot reshape examples shaped ", to_string(in_shape), " (", in_shape.numel(), " elements) into ",
                   to_string(Shape::of(target)));
     }

@@ -221,9 +221,9 @@ TEST(CheckpointCorruption, ChecksumsAreRequiredAndChecked) {
 TEST(CheckpointCorruption, DeepNestingIsRefusedWithoutRecursion) {
   std::string deep =
       "{\"__metadata__\":{\"nnrt.format\":\"1\"},\"x\":" + std::string(200000, '[') + std::string(200000, ']') + "}";
-  EXPECT_CORRUPT(raw_file(deep), "nests deeper");
+  EXPECT_CORRUPT(raw_file(deep), "nested deeper");
   std::string deep_object = "{\"__metadata__\":{\"nnrt.format\":\"1\"},\"x\":{\"y\":{\"z\":{}}}}";
-  EXPECT_CORRUPT(raw_file(deep_object), "nests deeper");
+  EXPECT_CORRUPT(raw_file(deep_object), "nested deeper");
 }
 
 TEST(CheckpointFiles, MissingFileIsAnIoError) {

@@ -91,6 +91,18 @@ TEST_F(ModelCheckpoint, ConfigThatDoesNotBuildIsCorrupt) {
   EXPECT_NE(load_error().find("nnrt.config"), std::string::npos);
 }
 
+// The config is JSON inside a JSON string: the header's depth limit does not reach it, its own does.
+TEST_F(ModelCheckpoint, HostileConfigIsCorruptNotACrash) {
+  rewrite([](Checkpoint &c) { c.metadata[kConfigKey] = "{\"input\": " + std::string(100000, '[') + std::string(100000, ']') + "}"; });
+  EXPECT_NE(load_error().find("nested deeper than"), std::string::npos);
+  rewrite([](Checkpoint &c) {
+    std::string &config = c.metadata[kConfigKey];
+    config.insert(1, "\"seed\": 1, ");
+    config.insert(1, "\"seed\": 2, ");
+  });
+  EXPECT_NE(load_error().find("given twice"), std::string::npos);
+}
+
 TEST_F(ModelCheckpoint, TensorsMustMatchTheConfig) {
   rewrite([](Checkpoint &c) { c.tensors.erase(c.tensors.begin() + 1); });
   EXPECT_NE(load_error().find("\"layer0.bias\" that its config defines is missing"), std::string::npos);
@@ -184,6 +196,8 @@ TEST_F(TrainerCheckpoint, DamagedStateIsCorruptAndChangesNothing) {
   EXPECT_NE(restore_error(NNRT_ERR_CORRUPT).find("surprise"), std::string::npos);
   damage([](Checkpoint &c) { c.metadata[kTrainerKey] = "not json"; });
   restore_error(NNRT_ERR_CORRUPT);
+  damage([](Checkpoint &c) { c.metadata[kTrainerKey] = std::string(100000, '[') + std::string(100000, ']'); });
+  EXPECT_NE(restore_error(NNRT_ERR_CORRUPT).find("nested deeper than"), std::string::npos);
   damage([](Checkpoint &c) {
     for (size_t i = 0; i < c.tensors.size(); ++i)
       if (c.tensors[i].name == "optim.layer1.weight.state1") c.tensors.erase(c.tensors.begin() + static_cast<long>(i));
