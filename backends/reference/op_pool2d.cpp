@@ -13,39 +13,15 @@
 #include "reference/op_kernel.h"
 #include "reference/strided.h"
 #include "reference/validate.h"
+#include "nnrt/kernels/pool.h"
 
 namespace nnrt::reference {
 namespace {
 
-struct PoolGeometry {
-  int64_t n, c, h, w, oh, ow, kh, kw, stride_h, stride_w, pad_top, pad_left;
-  int alg;
-};
-
-// The window of output (i, j) clipped to the input: rows [r0, r1) and columns [c0, c1).
-struct Window {
-  int64_t r0, r1, c0, c1;
-  Window(const PoolGeometry &g, int64_t i, int64_t j) {
-    const int64_t top = i * g.stride_h - g.pad_top, left = j * g.stride_w - g.pad_left;
-    r0 = top < 0 ? 0 : top;
-    r1 = top + g.kh < g.h ? top + g.kh : g.h;
-    c0 = left < 0 ? 0 : left;
-    c1 = left + g.kw < g.w ? left + g.kw : g.w;
-  }
-  int64_t count() const { return (r1 > r0 && c1 > c0) ? (r1 - r0) * (c1 - c0) : 0; }
-};
-
-// True when v should replace the running maximum m (scanning in order: NaN wins once, first).
-template <class C>
-bool replaces_max(C v, C m) {
-  return v > m || (v != v && m == m);
-}
-
-// The divisor of an average window.
-template <class C>
-C average_divisor(const PoolGeometry &g, const Window &win) {
-  return g.alg == NNRT_POOL_AVG_INCLUDE_PAD ? static_cast<C>(g.kh * g.kw) : static_cast<C>(win.count());
-}
+// The window geometry and the max/average rules are the header-only ones the GPU backend shares.
+using kernels::PoolGeometry;
+using Window = kernels::PoolWindow;
+using kernels::pool_replaces_max;
 
 // Runs fn(plane) for the N*C planes in parallel.
 template <class F>
@@ -80,13 +56,13 @@ class Pool2dKernel final : public OpKernel {
               for (int64_t r = win.r0; r < win.r1; ++r)
                 for (int64_t q = win.c0; q < win.c1; ++q) {
                   const C v = load(plane + r * sx[2] + q * sx[3]);
-                  if (replaces_max(v, result)) result = v;
+                  if (pool_replaces_max(v, result)) result = v;
                 }
             } else {
               C sum = 0;
               for (int64_t r = win.r0; r < win.r1; ++r)
                 for (int64_t q = win.c0; q < win.c1; ++q) sum += load(plane + r * sx[2] + q * sx[3]);
-              result = win.count() == 0 ? C(0) : sum / average_divisor<C>(g_, win);
+              result = win.count() == 0 ? C(0) : sum / kernels::pool_average_divisor<C>(g_, win);
             }
             store(out + i * sy[2] + j * sy[3], result);
           }
@@ -127,14 +103,14 @@ class Pool2dBackwardKernel final : public OpKernel {
               for (int64_t r = win.r0; r < win.r1; ++r)
                 for (int64_t q = win.c0; q < win.c1; ++q) {
                   const C v = load(xp + r * sx[2] + q * sx[3]);
-                  if (at < 0 || replaces_max(v, m)) {
+                  if (at < 0 || pool_replaces_max(v, m)) {
                     m = v;
                     at = r * g_.w + q;
                   }
                 }
               acc[static_cast<size_t>(at)] += grad;
             } else {
-              const C share = grad / average_divisor<C>(g_, win);
+              const C share = grad / kernels::pool_average_divisor<C>(g_, win);
               for (int64_t r = win.r0; r < win.r1; ++r)
                 for (int64_t q = win.c0; q < win.c1; ++q) acc[static_cast<size_t>(r * g_.w + q)] += share;
             }

@@ -189,9 +189,13 @@ NNRT_API size_t nnrt_dtype_size(nnrt_dtype t);
 **   "deterministic"  true: bit-identical results for the same inputs, seed and thread count.
 **   "seed"           integer seed for random operations and model initialisation (default 0).
 **   "default_dtype"  "f32" (default), "f16" or "bf16": the floating-point type models compute in.
-**   "cache"          {"max_cached_bytes": n, "max_block_bytes": n}: the memory cache keeps at most
-**                    n bytes of freed blocks for reuse, and never caches a block larger than
-**                    max_block_bytes. Defaults: 1 GiB and 256 MiB. 0 disables caching.
+**   "cache"          {"max_cached_bytes": n, "max_block_bytes": n, "max_total_bytes": n}: the memory
+**                    cache (one per device) keeps at most n bytes of freed blocks for reuse, and
+**                    never caches a block larger than max_block_bytes. Defaults: 1 GiB and 256 MiB.
+**                    0 disables caching. max_total_bytes is a hard limit on the memory in use plus
+**                    cached (default 0: none); past it an allocation, after the cache is freed and
+**                    it is tried again, fails with NNRT_ERR_OUT_OF_MEMORY, whose message names the
+**                    bytes asked for, in use and cached.
 **
 ** Plugins are searched as described at the top of this header; a plugin that fails to load is listed
 ** in nnrt_context_describe with the reason and never stops the context from working.
@@ -214,7 +218,7 @@ NNRT_API void nnrt_context_release(nnrt_context *ctx);
 ** {"name", "path", "loaded", "error"}, where "error" says why it did not load, such as a missing
 ** dependency or a version mismatch), "devices" (the selected backend's devices: {"index", "name",
 ** "kind", "memory_bytes"}) and "cache" ({"allocated_bytes", "cached_bytes", "peak_bytes", "hits",
-** "misses", "max_cached_bytes", "max_block_bytes"}).
+** "misses", "max_cached_bytes", "max_block_bytes", "max_total_bytes"}).
 **
 ** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong ctx, len == NULL, or buf == NULL
 ** with cap > 0. */

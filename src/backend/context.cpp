@@ -83,6 +83,7 @@ ContextOptions ContextOptions::parse(const char *text) {
     JsonReader c = r.get_object("cache");
     o.cache.max_cached_bytes = static_cast<size_t>(c.get_int("max_cached_bytes", static_cast<int64_t>(o.cache.max_cached_bytes), 0));
     o.cache.max_block_bytes = static_cast<size_t>(c.get_int("max_block_bytes", static_cast<int64_t>(o.cache.max_block_bytes), 0));
+    o.cache.max_total_bytes = static_cast<size_t>(c.get_int("max_total_bytes", 0, 0));
     c.finish();
   }
   r.finish();
@@ -199,7 +200,7 @@ std::string Context::describe() const {
   j["cache"] = {{"allocated_bytes", s.allocated_bytes}, {"cached_bytes", s.cached_bytes},
                 {"peak_bytes", s.peak_bytes},           {"hits", s.hits},
                 {"misses", s.misses},                   {"max_cached_bytes", l.max_cached_bytes},
-                {"max_block_bytes", l.max_block_bytes}};
+                {"max_block_bytes", l.max_block_bytes},   {"max_total_bytes", l.max_total_bytes}};
   j["cached_ops"] = device_->cached_op_count();
   return j.dump();
 }

@@ -41,13 +41,19 @@ void print_human(const nlohmann::json &d) {
     std::string error = p["error"].get<std::string>();
     if (!error.empty()) std::printf("  %-10s %-10s %s\n", "", "", error.c_str());
   }
+#ifdef NNRT_CUDNN_NOT_BUILT
+  std::printf("  %-10s %-10s %s\n", "cudnn", "not built", NNRT_CUDNN_NOT_BUILT);
+#endif
   const auto &c = d["cache"];
   std::printf("\ncache      %s allocated, %s cached, peak %s, %llu hits, %llu misses\n",
               human_bytes(c["allocated_bytes"].get<double>()).c_str(), human_bytes(c["cached_bytes"].get<double>()).c_str(),
               human_bytes(c["peak_bytes"].get<double>()).c_str(), c["hits"].get<unsigned long long>(),
               c["misses"].get<unsigned long long>());
-  std::printf("           limits: %s cached, blocks up to %s\n", human_bytes(c["max_cached_bytes"].get<double>()).c_str(),
+  std::printf("           limits: %s cached, blocks up to %s", human_bytes(c["max_cached_bytes"].get<double>()).c_str(),
               human_bytes(c["max_block_bytes"].get<double>()).c_str());
+  double hard = c.value("max_total_bytes", 0.0);
+  if (hard > 0) std::printf(", at most %s in all", human_bytes(hard).c_str());
+  std::printf("\n");
 }
 
 void run_info(const InfoFlags &flags) {

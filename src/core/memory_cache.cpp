@@ -49,20 +49,34 @@ void *MemoryCache::allocate(size_t bytes, size_t *block_bytes) {
       return p;
     }
   }
-  void *p = source_.allocate(size);
+  void *p = within_hard_limit(size) ? source_.allocate(size) : nullptr;
   if (!p) {
-    // Cached blocks of other sizes may be what stands between us and success.
-    std::lock_guard<std::mutex> lock(mutex_);
-    trim_locked();
-    p = source_.allocate(size);
+    // Cached blocks of other sizes may be what stands between us and success: return them all
+    // and try once more.
+    CacheStats before = stats();
+    trim();
+    p = within_hard_limit(size) ? source_.allocate(size) : nullptr;
+    if (!p) {
+      std::string limit = limits_.max_total_bytes
+                              ? cat(", hard limit ", limits_.max_total_bytes, " bytes (cache.max_total_bytes)")
+                              : std::string();
+      fail(NNRT_ERR_OUT_OF_MEMORY, "out of memory: could not allocate ", bytes, " bytes (a block of ", size,
+           "); ", before.allocated_bytes, " bytes in use, ", before.cached_bytes,
+           " bytes were cached and have been freed", limit);
+    }
   }
-  if (!p) fail(NNRT_ERR_OUT_OF_MEMORY, "out of memory: could not allocate ", bytes, " bytes");
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.allocated_bytes += size;
   if (stats_.allocated_bytes > stats_.peak_bytes) stats_.peak_bytes = stats_.allocated_bytes;
   ++stats_.misses;
   *block_bytes = size;
   return p;
+}
+
+bool MemoryCache::within_hard_limit(size_t size) {
+  if (limits_.max_total_bytes == 0) return true;
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_.allocated_bytes + stats_.cached_bytes + size <= limits_.max_total_bytes;
 }
 
 void MemoryCache::release(void *ptr, size_t block_bytes) {

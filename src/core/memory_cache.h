@@ -3,7 +3,14 @@
 // Freed blocks go back to size-class bins and are handed out again, so a training loop that
 // allocates the same shapes every step stops calling the system (or the device driver) after its
 // first step. Limits: freed blocks are kept only while the cache holds at most max_cached_bytes,
-// and blocks larger than max_block_bytes are never kept.
+// and blocks larger than max_block_bytes are never kept. An optional hard limit (max_total_bytes)
+// bounds what is handed out plus what is cached: past it, allocations fail as out of memory (after
+// the cache is emptied), as a GPU's memory would, but at a limit the application chose.
+//
+// The policy is independent of where the memory comes from (MemorySource), so the same class
+// serves host memory and every device backend (a GPU's cudaMalloc), and is unit-tested on host
+// memory. Freed device blocks are reused in stream order: a context queues all its device work on
+// its one stream, so the next user of a block cannot overtake the last.
 #pragma once
 
 #include <cstddef>
@@ -18,6 +25,7 @@ namespace nnrt {
 struct CacheLimits {
   size_t max_cached_bytes = size_t(1) << 30;
   size_t max_block_bytes = size_t(256) << 20;
+  size_t max_total_bytes = 0;  // 0: no hard limit
 };
 
 struct CacheStats {
@@ -61,6 +69,8 @@ class MemoryCache {
 
  private:
   void trim_locked();
+  // Whether a new block of `size` keeps in use + cached under max_total_bytes.
+  bool within_hard_limit(size_t size);
 
   MemorySource source_;
   CacheLimits limits_;

@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nnrt/nnrt.h"
@@ -50,6 +51,16 @@ static int c_test_checks = 0;
       fprintf(stderr, "%s:%d: %s = %.9g, expected %.9g\n", __FILE__, __LINE__, #a, a_, b_);  \
     }                                                                                        \
   } while (0)
+
+/* The context's description as a NUL-terminated string the caller frees. */
+static inline char *c_test_describe(nnrt_context *ctx) {
+  size_t len = 0;
+  char *buf;
+  nnrt_context_describe(ctx, NULL, 0, &len);
+  buf = (char *)malloc(len + 1);
+  if (buf) nnrt_context_describe(ctx, buf, len + 1, &len);
+  return buf;
+}
 
 static int c_test_finish(const char *name) {
   printf("nnrt-test-counts: passed=%d failed=%d skipped=0\n", c_test_checks - c_test_failures, c_test_failures);

@@ -5,15 +5,6 @@
 
 #include "../c/c_test.h"
 
-static char *describe(nnrt_context *ctx) {
-  size_t len;
-  char *buf;
-  nnrt_context_describe(ctx, NULL, 0, &len);
-  buf = (char *)malloc(len + 1);
-  nnrt_context_describe(ctx, buf, len + 1, &len);
-  return buf;
-}
-
 int main(void) {
   nnrt_context *ctx = NULL;
   char *d;
@@ -21,7 +12,7 @@ int main(void) {
 
   /* Default priorities: GPU 100 > CPU 0. */
   CHECK_OK(nnrt_context_create(NULL, &ctx));
-  d = describe(ctx);
+  d = c_test_describe(ctx);
   CHECK(strstr(d, "\"backend\":\"fakegpu\"") != NULL);
   CHECK(strstr(d, "Fake GPU 0") != NULL);
   CHECK(strstr(d, "\"kind\":\"gpu\"") != NULL);
@@ -31,14 +22,14 @@ int main(void) {
   /* ND4J-style switch: a higher CPU priority selects a CPU backend. */
   setenv("NNRT_BACKEND_PRIORITY_CPU", "200", 1);
   CHECK_OK(nnrt_context_create(NULL, &ctx));
-  d = describe(ctx);
+  d = c_test_describe(ctx);
   CHECK(strstr(d, "\"backend\":\"fakegpu\"") == NULL);
   free(d);
   nnrt_context_release(ctx);
   unsetenv("NNRT_BACKEND_PRIORITY_CPU");
   setenv("NNRT_BACKEND_PRIORITY_GPU", "-5", 1);
   CHECK_OK(nnrt_context_create(NULL, &ctx));
-  d = describe(ctx);
+  d = c_test_describe(ctx);
   CHECK(strstr(d, "\"backend\":\"fakegpu\"") == NULL);
   free(d);
   nnrt_context_release(ctx);

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <set>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -113,6 +114,51 @@ TEST(MemoryCache, DestructorReturnsCachedBlocks) {
     for (int i = 0; i < 3; ++i) cache.release(cache.allocate(100 * (i + 1) * 1000, &b), b);
   }
   EXPECT_EQ(src.allocations, src.releases);
+}
+
+TEST(MemoryCache, OutOfMemoryMessageNamesAskedInUseAndCached) {
+  CountingSource src;
+  MemoryCache cache(src.make(), CacheLimits{});
+  size_t held_b, cached_b, b;
+  void *held = cache.allocate(8192, &held_b);
+  void *cached = cache.allocate(4096, &cached_b);
+  cache.release(cached, cached_b);
+  src.fail_above = 1 << 20;
+  try {
+    cache.allocate(3000000, &b);
+    FAIL() << "expected an out-of-memory error";
+  } catch (const Error &e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("3000000 bytes"), std::string::npos) << m;
+    EXPECT_NE(m.find(std::to_string(held_b) + " bytes in use"), std::string::npos) << m;
+    EXPECT_NE(m.find(std::to_string(cached_b) + " bytes were cached"), std::string::npos) << m;
+  }
+  cache.release(held, held_b);
+}
+
+TEST(MemoryCache, HardLimitFreesTheCacheAndRetriesOnce) {
+  CountingSource src;
+  CacheLimits limits;
+  limits.max_total_bytes = 8192;
+  MemoryCache cache(src.make(), limits);
+  size_t b1, b2, b3;
+  void *p = cache.allocate(4096, &b1);
+  cache.release(p, b1);  // 4 KiB cached
+  void *q = cache.allocate(6000, &b2);  // 4 KiB cached + 6 KiB > 8 KiB: the cache goes, then it fits
+  EXPECT_EQ(src.releases, 1);
+  EXPECT_EQ(cache.stats().cached_bytes, 0u);
+  EXPECT_EQ(cache.stats().allocated_bytes, b2);
+  try {
+    cache.allocate(4096, &b3);  // 6 KiB in use + 4 KiB > 8 KiB, nothing cached to free
+    FAIL() << "expected the hard limit to refuse";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.status(), NNRT_ERR_OUT_OF_MEMORY);
+    EXPECT_NE(std::string(e.what()).find("hard limit 8192"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(src.allocations, 2);  // the refused request never reached the source
+  cache.release(q, b2);
+  void *r = cache.allocate(4096, &b3);  // within the limit again
+  cache.release(r, b3);
 }
 
 }  // namespace

@@ -1,0 +1,290 @@
+// CONV2D, CONV2D_BACKWARD_DATA and CONV2D_BACKWARD_WEIGHTS through the cuDNN 9 backend (graph) API:
+// at op creation a graph of one convolution operation is built (conv_params.h), cuDNN's
+// heuristics rank the engine configurations, and the first that finalizes into an execution plan
+// is kept (in deterministic mode, the first whose engine is not marked nondeterministic). A run
+// executes the plan with a variant pack of the data pointers and the workspace the host gives.
+#include <cstring>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "conv_params.h"
+#include "kernels.h"
+#include "ops.h"
+
+namespace nnrt::cudnn {
+
+namespace {
+
+// One cuDNN backend descriptor, destroyed with its owner.
+class Desc {
+ public:
+  explicit Desc(cudnnBackendDescriptorType_t type) {
+    NNRT_CUDNN(cudnnBackendCreateDescriptor(type, &d_));
+  }
+  Desc(Desc &&o) noexcept : d_(std::exchange(o.d_, nullptr)) {}
+  Desc &operator=(Desc &&) = delete;
+  Desc(const Desc &) = delete;
+  ~Desc() {
+    if (d_) cudnnBackendDestroyDescriptor(d_);
+  }
+  cudnnBackendDescriptor_t get() const { return d_; }
+  template <class T>
+  void set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, const T *values, int64_t count) {
+    check_cudnn(cudnnBackendSetAttribute(d_, name, type, count, values), "cudnnBackendSetAttribute");
+  }
+  void set_desc(cudnnBackendAttributeName_t name, const Desc &other) {
+    cudnnBackendDescriptor_t o = other.get();
+    set(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, &o, 1);
+  }
+  void finalize() { check_cudnn(cudnnBackendFinalize(d_), "cudnnBackendFinalize"); }
+  cudnnStatus_t try_finalize() { return cudnnBackendFinalize(d_); }
+
+ private:
+  cudnnBackendDescriptor_t d_ = nullptr;
+};
+
+enum Uid : int64_t { kX = 1, kW = 2, kY = 3 };
+
+Desc tensor_desc(const CudnnTensor &t, Uid uid, const ConvParams &p) {
+  Desc d(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  cudnnDataType_t type = p.data_type;
+  int64_t id = uid, alignment = p.alignment;
+  d.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, &type, 1);
+  d.set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, t.dims, 4);
+  d.set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, t.strides, 4);
+  d.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, &id, 1);
+  d.set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, &alignment, 1);
+  d.finalize();
+  return d;
+}
+
+bool nondeterministic(const Desc &config) {
+  cudnnBackendDescriptor_t engine_handle = nullptr;
+  Desc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  engine_handle = engine.get();
+  int64_t n = 0;
+  if (cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+                               &engine_handle) != CUDNN_STATUS_SUCCESS)
+    return true;  // cannot tell: treat as nondeterministic
+  cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+  int64_t count = 0;
+  if (cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                               CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &count, notes) != CUDNN_STATUS_SUCCESS)
+    return true;
+  for (int64_t i = 0; i < count; ++i)
+    if (notes[i] == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC) return true;
+  return false;
+}
+
+class ConvOp final : public Op {
+ public:
+  ConvOp(const nnrt_backend_instance &inst, const nnrt_op_desc &d)
+      : inst_(const_cast<nnrt_backend_instance &>(inst)), desc_(d) {
+    std::string why = translate_conv(d, &p_);
+    if (!why.empty()) throw Failure(NNRT_ERR_UNSUPPORTED, why);
+    build();
+    prepare_epilogues();
+  }
+
+  size_t workspace_bytes() const override { return static_cast<size_t>(workspace_); }
+
+  void run(const nnrt_op_args &a, cudaStream_t stream) const override {
+    void *x, *w, *y;
+    if (desc_.kind == NNRT_OP_CONV2D) {
+      x = const_cast<void *>(a.inputs[0]);
+      w = const_cast<void *>(a.inputs[1]);
+      y = a.outputs[0];
+    } else if (desc_.kind == NNRT_OP_CONV2D_BACKWARD_DATA) {
+      y = const_cast<void *>(a.inputs[0]);
+      w = const_cast<void *>(a.inputs[1]);
+      x = a.outputs[0];
+    } else {
+      x = const_cast<void *>(a.inputs[0]);
+      y = const_cast<void *>(a.inputs[1]);
+      w = a.outputs[0];
+    }
+    {
+      // The handle is the instance's: its stream is set for this call only.
+      std::lock_guard<std::mutex> lock(inst_.cudnn_mutex);
+      NNRT_CUDNN(cudnnSetStream(inst_.cudnn, stream));
+      Desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+      const int64_t uids[3] = {kX, kW, kY};
+      void *pointers[3] = {x, w, y};
+      void *workspace = a.workspace;
+      pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids, 3);
+      pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, pointers, 3);
+      pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &workspace, 1);
+      pack.finalize();
+      NNRT_CUDNN(cudnnBackendExecute(inst_.cudnn, plan_->get(), pack.get()));
+    }
+    const int32_t dtype = desc_.inputs[0].dtype;
+    if (p_.bias)
+      check_cuda(gpu::binary(NNRT_BINARY_ADD, dtype, y, y, a.inputs[2], bias_index_, y_count_, stream), "bias kernel");
+    if (p_.post_activation)
+      check_cuda(gpu::unary(p_.post_activation, dtype, y, y, desc_.attrs.alpha, desc_.attrs.beta, act_index_,
+                            y_count_, stream),
+                 "activation kernel");
+    if (p_.bias_gradient)
+      check_cuda(gpu::reduce(NNRT_REDUCE_SUM, dtype, a.outputs[1], y, db_lines_, stream), "bias gradient kernel");
+  }
+
+ private:
+  void build() {
+    const ConvParams &p = p_;
+    keep_.reserve(8);  // tx, tw, ty and op are referred to while more are added: no reallocation
+    keep_.push_back(tensor_desc(p.x, kX, p));
+    keep_.push_back(tensor_desc(p.w, kW, p));
+    keep_.push_back(tensor_desc(p.y, kY, p));
+    const Desc &tx = keep_[0], &tw = keep_[1], &ty = keep_[2];
+
+    Desc conv(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+    cudnnDataType_t compute = p.compute_type;
+    cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+    int64_t spatial = 2;
+    conv.set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, &compute, 1);
+    conv.set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, &mode, 1);
+    conv.set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, &spatial, 1);
+    conv.set(CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, p.dilation, 2);
+    conv.set(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, p.stride, 2);
+    conv.set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, p.pre_padding, 2);
+    conv.set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, p.post_padding, 2);
+    conv.finalize();
+
+    // alpha 1, beta 0, in the compute type's width.
+    const float one_f = 1.0f, zero_f = 0.0f;
+    const double one_d = 1.0, zero_d = 0.0;
+    const bool f64 = p.compute_type == CUDNN_DATA_DOUBLE;
+    cudnnBackendAttributeType_t scale_type = f64 ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
+    const void *one = f64 ? static_cast<const void *>(&one_d) : &one_f;
+    const void *zero = f64 ? static_cast<const void *>(&zero_d) : &zero_f;
+
+    Desc *op = nullptr;
+    if (desc_.kind == NNRT_OP_CONV2D) {
+      keep_.emplace_back(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+      op = &keep_.back();
+      op->set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, tx);
+      op->set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, tw);
+      op->set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, ty);
+      op->set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, scale_type, one, 1);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, scale_type, zero, 1);
+    } else if (desc_.kind == NNRT_OP_CONV2D_BACKWARD_DATA) {
+      keep_.emplace_back(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR);
+      op = &keep_.back();
+      op->set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, tx);
+      op->set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, tw);
+      op->set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, ty);
+      op->set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, conv);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, scale_type, one, 1);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, scale_type, zero, 1);
+    } else {
+      keep_.emplace_back(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR);
+      op = &keep_.back();
+      op->set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, tx);
+      op->set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, tw);
+      op->set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, ty);
+      op->set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, conv);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, scale_type, one, 1);
+      op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, scale_type, zero, 1);
+    }
+    op->finalize();
+
+    Desc graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    cudnnBackendDescriptor_t ops[1] = {op->get()};
+    graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, ops, 1);
+    graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &inst_.cudnn, 1);
+    graph.finalize();
+
+    std::vector<Desc> configs = ranked_configs(graph, CUDNN_HEUR_MODE_A);
+    if (configs.empty()) configs = ranked_configs(graph, CUDNN_HEUR_MODE_FALLBACK);
+    std::string last = "no engine configuration";
+    for (Desc &config : configs) {
+      if (inst_.deterministic && nondeterministic(config)) {
+        last = "only nondeterministic engines";
+        continue;
+      }
+      Desc plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+      plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, &inst_.cudnn, 1);
+      plan.set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config);
+      cudnnStatus_t s = plan.try_finalize();
+      if (s != CUDNN_STATUS_SUCCESS) {
+        last = cudnnGetErrorString(s);
+        continue;
+      }
+      int64_t n = 0;
+      NNRT_CUDNN(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
+                                          &n, &workspace_));
+      keep_.push_back(std::move(config));
+      plan_ = std::make_unique<Desc>(std::move(plan));
+      return;
+    }
+    throw Failure(NNRT_ERR_UNSUPPORTED, "cuDNN has no execution plan for this convolution (" + last + ")");
+  }
+
+  std::vector<Desc> ranked_configs(const Desc &graph, cudnnBackendHeurMode_t mode) {
+    std::vector<Desc> configs;
+    Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
+    heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &mode, 1);
+    if (heur.try_finalize() != CUDNN_STATUS_SUCCESS) return configs;
+    int64_t count = 0;
+    if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
+                                 nullptr) != CUDNN_STATUS_SUCCESS || count <= 0)
+      return configs;
+    std::vector<cudnnBackendDescriptor_t> raw;
+    for (int64_t i = 0; i < count; ++i) {
+      configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+      raw.push_back(configs.back().get());
+    }
+    int64_t got = 0;
+    if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got,
+                                 raw.data()) != CUDNN_STATUS_SUCCESS)
+      return {};
+    while (static_cast<int64_t>(configs.size()) > got) configs.pop_back();
+    return configs;
+  }
+
+  // The bias, activation and bias-gradient kernels' index maps, over y (or dy).
+  void prepare_epilogues() {
+    const nnrt_tensor_desc &y = desc_.kind == NNRT_OP_CONV2D ? desc_.outputs[0] : desc_.inputs[1];
+    if (p_.bias || p_.post_activation) {
+      const nnrt_tensor_desc &b = desc_.inputs[p_.bias ? 2 : 0];
+      const int64_t bias_strides[4] = {0, p_.bias ? b.strides[0] : 0, 0, 0};
+      const int64_t *three[3] = {y.strides, y.strides, bias_strides};
+      std::memset(&bias_index_, 0, sizeof bias_index_);
+      y_count_ = kernels::make_strided_index<3>(4, y.dims, three, &bias_index_);
+      const int64_t *two[2] = {y.strides, y.strides};
+      std::memset(&act_index_, 0, sizeof act_index_);
+      kernels::make_strided_index<2>(4, y.dims, two, &act_index_);
+    }
+    if (p_.bias_gradient) {
+      const int64_t db_strides[4] = {0, desc_.outputs[1].strides[0], 0, 0};
+      db_lines_ = reduce_lines(y, db_strides, 0xDu);  // sum over N, H, W
+    }
+  }
+
+  nnrt_backend_instance &inst_;
+  nnrt_op_desc desc_;
+  ConvParams p_;
+  std::vector<Desc> keep_;  // the descriptors the plan was built from
+  std::unique_ptr<Desc> plan_;
+  int64_t workspace_ = 0;
+  gpu::Index3 bias_index_{};
+  gpu::Index2 act_index_{};
+  int64_t y_count_ = 0;
+  gpu::Lines<2> db_lines_{};
+};
+
+}  // namespace
+
+std::string conv_refusal(const nnrt_op_desc &d) {
+  ConvParams p;
+  return translate_conv(d, &p);
+}
+
+std::unique_ptr<Op> create_conv_op(const nnrt_backend_instance &instance, const nnrt_op_desc &d) {
+  return std::make_unique<ConvOp>(instance, d);
+}
+
+}  // namespace nnrt::cudnn

@@ -1,0 +1,74 @@
+/* The real cuDNN plugin, built here, as the host sees it. It must always load (its libraries are
+** present wherever it was built). Without a usable GPU (this test's usual case: a CI machine with
+** the CUDA toolkit but no driver) its probe reports no device with the CUDA error text, "auto"
+** selects a CPU backend and the context description says why the GPU was not chosen, and
+** "backend": "cudnn" is NNRT_ERR_NO_DEVICE with that reason. With a GPU, "auto" selects cudnn under
+** the default priorities and a CPU backend when the CPU priority is higher. */
+#include <stdlib.h>
+
+#include "../c/c_test.h"
+
+/* The JSON object of the cudnn plugin in a context description, cut at its end; NULL if absent. */
+static char *cudnn_plugin_entry(const char *d) {
+  const char *start = strstr(d, "\"name\":\"cudnn\"");
+  const char *open, *close;
+  char *entry;
+  if (!start) return NULL;
+  for (open = start; open > d && *open != '{'; --open) {
+  }
+  close = strchr(start, '}');
+  if (!close) return NULL;
+  entry = (char *)malloc((size_t)(close - open) + 2);
+  memcpy(entry, open, (size_t)(close - open) + 1);
+  entry[close - open + 1] = 0;
+  return entry;
+}
+
+int main(void) {
+  nnrt_context *ctx = NULL;
+  char *d, *entry;
+  int gpu;
+
+  CHECK_OK(nnrt_context_create(NULL, &ctx));
+  if (!ctx) return c_test_finish("test_cudnn_selection");
+  d = c_test_describe(ctx);
+  entry = cudnn_plugin_entry(d);
+  CHECK(entry != NULL);
+  if (!entry) {
+    fprintf(stderr, "no cudnn plugin in the description: %s\n", d);
+    free(d);
+    nnrt_context_release(ctx);
+    return c_test_finish("test_cudnn_selection");
+  }
+  CHECK(strstr(entry, "\"loaded\":true") != NULL);
+  gpu = strstr(entry, "\"usable\":true") != NULL;
+  if (!gpu) {
+    /* No device: the reason is CUDA's own, and auto chose a CPU backend. */
+    printf("no usable GPU here: %s\n", entry);
+    CHECK(strstr(entry, "cudaGetDeviceCount") != NULL);
+    CHECK(strstr(d, "\"backend\":\"cudnn\"") == NULL);
+    CHECK_STATUS(nnrt_context_create("{\"backend\": \"cudnn\"}", &ctx), NNRT_ERR_NO_DEVICE, "cudaGetDeviceCount");
+    CHECK_STATUS(nnrt_context_create("{\"backend\": \"cudnn\"}", &ctx), NNRT_ERR_NO_DEVICE, "no CUDA device");
+  }
+  free(entry);
+  free(d);
+  nnrt_context_release(ctx);
+
+  if (gpu) {
+    CHECK_OK(nnrt_context_create(NULL, &ctx));
+    d = c_test_describe(ctx);
+    CHECK(strstr(d, "\"backend\":\"cudnn\"") != NULL);
+    free(d);
+    nnrt_context_release(ctx);
+    setenv("NNRT_BACKEND_PRIORITY_CPU", "200", 1);
+    CHECK_OK(nnrt_context_create(NULL, &ctx));
+    d = c_test_describe(ctx);
+    CHECK(strstr(d, "\"backend\":\"cudnn\"") == NULL);
+    free(d);
+    nnrt_context_release(ctx);
+    unsetenv("NNRT_BACKEND_PRIORITY_CPU");
+    CHECK_STATUS(nnrt_context_create("{\"backend\": \"cudnn\", \"device\": 4096}", &ctx), NNRT_ERR_NO_DEVICE,
+                 "does not exist");
+  }
+  return c_test_finish("test_cudnn_selection");
+}
