@@ -22,16 +22,16 @@ import os
 import re
 import sys
 
-# Pairs no ordinary test can reach: they need an allocation or a backend to fail on demand, which
-# the fault injection of the hardening work provides. Entries leave this list as tests reach them.
-FAULT_INJECTION = "reached by fault injection (issue 12)"
+# Pairs no ordinary test can reach: they need an allocation or a backend to fail on demand. The
+# fault sweeps (tests/faults/fault_sweep.cpp) inject those faults into these calls and check, at run
+# time, that every failure carries the injected status; a static read of the sources cannot see
+# that (the status is the injector's), so the pairs stay listed here. Entries leave this list as
+# ordinary tests reach them.
+FAULT_INJECTION = "injected by the fault sweeps (tests/faults)"
 ALLOWED_UNTESTED = {
-    ("nnrt_array_create", "NNRT_ERR_OUT_OF_MEMORY"): FAULT_INJECTION,
     ("nnrt_array_from_host", "NNRT_ERR_OUT_OF_MEMORY"): FAULT_INJECTION,
     ("nnrt_array_to_host", "NNRT_ERR_BACKEND"): FAULT_INJECTION,
-    ("nnrt_op", "NNRT_ERR_OUT_OF_MEMORY"): FAULT_INJECTION,
     ("nnrt_op", "NNRT_ERR_BACKEND"): FAULT_INJECTION,
-    ("nnrt_model_create", "NNRT_ERR_OUT_OF_MEMORY"): FAULT_INJECTION,
     ("nnrt_model_load", "NNRT_ERR_OUT_OF_MEMORY"): FAULT_INJECTION,
     ("nnrt_model_predict", "NNRT_ERR_OUT_OF_MEMORY"): FAULT_INJECTION,
     ("nnrt_model_predict", "NNRT_ERR_BACKEND"): FAULT_INJECTION,
