@@ -71,4 +71,16 @@ std::vector<std::string> class_names_for(const std::string &data) {
 
 std::string json_text(const std::string &v) { return !v.empty() && v[0] == '{' ? v : read_file(v); }
 
+nnrt_model *open_model(nnrt_context *ctx, const std::string &path, const std::string &onnx_options) {
+  nnrt_model *model = nullptr;
+  bool onnx = path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+  if (onnx) {
+    check(nnrt_model_import_onnx(ctx, path.c_str(), onnx_options.empty() ? nullptr : onnx_options.c_str(), &model),
+          ("importing " + path).c_str());
+  } else {
+    check(nnrt_model_load(ctx, path.c_str(), &model), ("loading " + path).c_str());
+  }
+  return model;
+}
+
 }  // namespace nnrt_cli

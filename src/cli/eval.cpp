@@ -19,7 +19,7 @@ void run_eval(const EvalFlags &f) {
   nnrt_context *ctx = nullptr;
   check(nnrt_context_create(f.context.options_json().c_str(), &ctx), "creating a context");
   nnrt_model *model = nullptr;
-  check(nnrt_model_load(ctx, f.model_file.c_str(), &model), ("loading " + f.model_file).c_str());
+  model = open_model(ctx, f.model_file);
   DataSpecs specs = resolve_data(f.data, f.test, 0);
   nnrt_dataset *data = load_dataset(ctx, specs.test.empty() ? specs.train : specs.test);
   nnrt_evaluation *e = nullptr;
@@ -43,7 +43,7 @@ void run_eval(const EvalFlags &f) {
 void register_eval(CLI::App &app) {
   auto f = std::make_shared<EvalFlags>();
   CLI::App *cmd = app.add_subcommand("eval", "Evaluate a saved model on a dataset");
-  cmd->add_option("--model-file", f->model_file, "A model saved by nnrt (.safetensors)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--model-file", f->model_file, "A model saved by nnrt (.safetensors) or an ONNX model (.onnx)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--data", f->data, "fashion-mnist, a folder of IDX files (its test split), a .csv file or a spec")
       ->capture_default_str();
   cmd->add_option("--test", f->test, "Evaluate on this data instead (a .csv file, an IDX folder or a spec)");

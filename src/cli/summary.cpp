@@ -21,7 +21,7 @@ void run_summary(const SummaryFlags &f) {
   check(nnrt_context_create(f.context.options_json().c_str(), &ctx), "creating a context");
   nnrt_model *model = nullptr;
   if (!f.model.empty()) check(nnrt_model_create(ctx, read_file(f.model).c_str(), &model), ("building " + f.model).c_str());
-  else check(nnrt_model_load(ctx, f.model_file.c_str(), &model), ("loading " + f.model_file).c_str());
+  else model = open_model(ctx, f.model_file);
   nlohmann::json s = nlohmann::json::parse(
       read_string([&](char *b, size_t c, size_t *l) { return nnrt_model_summary(model, b, c, l); }));
   if (f.json) {
@@ -53,7 +53,7 @@ void register_summary(CLI::App &app) {
   auto f = std::make_shared<SummaryFlags>();
   CLI::App *cmd = app.add_subcommand("summary", "Show a model's layers, shapes, parameters and op placement");
   cmd->add_option("--model", f->model, "Model config (JSON file)")->check(CLI::ExistingFile);
-  cmd->add_option("--model-file", f->model_file, "A model saved by nnrt (.safetensors)")->check(CLI::ExistingFile);
+  cmd->add_option("--model-file", f->model_file, "A model saved by nnrt (.safetensors) or an ONNX model (.onnx)")->check(CLI::ExistingFile);
   cmd->add_flag("--json", f->json, "Print the summary as JSON");
   add_context_flags(cmd, &f->context);
   cmd->callback([f] { run_summary(*f); });

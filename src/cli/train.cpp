@@ -14,7 +14,7 @@ namespace {
 
 struct TrainFlags {
   ContextFlags context;
-  std::string model, data = "fashion-mnist", test, trainer, save, report;
+  std::string model, data = "fashion-mnist", test, trainer, save, report, loss = "nll";
   int epochs = 1;
   long limit = 0;
   bool quiet = false;
@@ -36,7 +36,13 @@ void run_train(const TrainFlags &f) {
   if (test) check(nnrt_dataset_size(test, &n_test), "reading the dataset size");
 
   nnrt_model *model = nullptr;
-  check(nnrt_model_create(ctx, read_file(f.model).c_str(), &model), ("building the model from " + f.model).c_str());
+  bool onnx = f.model.size() > 5 && f.model.compare(f.model.size() - 5, 5, ".onnx") == 0;
+  if (onnx) {
+    // Fine-tuning an ONNX model: its final Gemm (and softmax) becomes the output layer with the loss.
+    model = open_model(ctx, f.model, nlohmann::json{{"loss", f.loss}}.dump());
+  } else {
+    check(nnrt_model_create(ctx, read_file(f.model).c_str(), &model), ("building the model from " + f.model).c_str());
+  }
   int64_t params = 0;
   check(nnrt_model_param_count(model, &params), "counting parameters");
   nnrt_trainer *trainer = nullptr;
@@ -114,7 +120,10 @@ void run_train(const TrainFlags &f) {
 void register_train(CLI::App &app) {
   auto f = std::make_shared<TrainFlags>();
   CLI::App *cmd = app.add_subcommand("train", "Train a model on a dataset, then evaluate it on the test set");
-  cmd->add_option("--model", f->model, "Model config (JSON file)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--model", f->model, "Model config (JSON file), or an ONNX model (.onnx) to fine-tune")
+      ->required()->check(CLI::ExistingFile);
+  cmd->add_option("--loss", f->loss, "With an ONNX model: the loss to train it with (nll, mse, l1, bce)")
+      ->capture_default_str();
   cmd->add_option("--data", f->data, "fashion-mnist, a folder of IDX files, a .csv file or a dataset spec (JSON)")
       ->capture_default_str();
   cmd->add_option("--test", f->test, "Test data (default: the IDX folder's t10k files; \"none\" for none)");
