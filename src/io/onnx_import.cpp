@@ -72,6 +72,19 @@ const HostTensor &Importer::constant_input(int i, const char *what) const {
   return v.tensor;
 }
 
+HostTensor Importer::take_constant(int i, const char *what) {
+  constant_input(i, what);
+  const std::string &name = node_->input(i);
+  Value &v = values_.at(name);
+  if (readers_[name] > 1) return v.tensor;
+  HostTensor t;
+  t.name = v.tensor.name;
+  t.elem_type = v.tensor.elem_type;
+  t.dims = v.tensor.dims;
+  t.bytes.swap(v.tensor.bytes);
+  return t;
+}
+
 const Value &Importer::runtime_input(int i) const {
   const Value &v = input(i);
   if (v.constant) unsupported("input ", i, " (\"", node_->input(i), "\") is a constant; nnrt needs it computed from the model input");
@@ -281,8 +294,11 @@ void Importer::translate_graph() {
 
   // Every name some node makes, to tell a dangling input from a cycle.
   std::set<std::string> produced;
-  for (const auto &node : g.node())
+  for (const auto &node : g.node()) {
     for (const auto &o : node.output()) produced.insert(o);
+    for (const auto &i : node.input()) readers_[i]++;
+  }
+  for (const auto &o : g.output()) readers_[o.name()]++;
 
   const auto &table = translators();
   for (int i = 0; i < g.node_size(); ++i) {
@@ -298,6 +314,7 @@ void Importer::translate_graph() {
     auto it = table.find(node_->op_type());
     if (it == table.end()) unsupported("op type ", node_->op_type(), " is not supported");
     it->second(*this);
+    for (const std::string &name : node_->input()) readers_[name]--;
   }
   node_ = nullptr;
 

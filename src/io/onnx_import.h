@@ -67,6 +67,9 @@ class Importer {
   const Value &input(int i) const;
   // Input i as a constant; NNRT_ERR_UNSUPPORTED when it is computed at run time.
   const HostTensor &constant_input(int i, const char *what) const;
+  // Input i as a constant that becomes a parameter: moved out of the importer when this node is its
+  // last reader (so that the weights are held once), else copied.
+  HostTensor take_constant(int i, const char *what);
   // Input i as a run-time value (an nnrt node); NNRT_ERR_UNSUPPORTED when it is a constant.
   const Value &runtime_input(int i) const;
   int inputs() const { return node_->input_size(); }
@@ -112,6 +115,7 @@ class Importer {
   const onnx::NodeProto *node_ = nullptr;
   int node_index_ = 0;
   std::map<std::string, Value> values_;
+  std::map<std::string, int> readers_;  // nodes (and graph outputs) still to read each value
   std::map<std::string, bool> node_names_;
   Json nodes_ = Json::array();
   std::map<std::string, std::vector<std::pair<std::string, HostTensor>>> params_;  // by layer

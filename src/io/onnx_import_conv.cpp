@@ -56,7 +56,7 @@ void conv(Importer &im) {
   im.check_attrs({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
   im.check_outputs(1);
   const Value &x = image_input(im);
-  const HostTensor &w = im.constant_input(1, "the weight");
+  HostTensor w = im.take_constant(1, "the weight");
   if (w.dims.size() != 4) im.unsupported("only 2-D convolutions are supported; the weight has ", w.dims.size(), " dims");
   std::vector<int64_t> kernel = im.attr_ints("kernel_shape", {w.dims[2], w.dims[3]});
   if (kernel.size() != 2 || kernel[0] != w.dims[2] || kernel[1] != w.dims[3]) im.corrupt("kernel_shape disagrees with the weight");
@@ -64,12 +64,14 @@ void conv(Importer &im) {
   int64_t group = im.attr_int("group", 1);
   if (group < 1 || group > INT32_MAX) im.corrupt("group ", group, " must be >= 1");
   Json attrs = {{"filters", w.dims[0]}, {"kernel", win.kernel}, {"stride", win.stride}, {"dilation", win.dilation},
-                {"padding", win.pads}, {"groups", group}, {"bias", im.has_input(2)}};
-  std::vector<std::pair<std::string, HostTensor>> params = {{"weight", w}};
+                {"padding", win.pads}, {"groups", group}, {"bias", im.has_input(2)}, {"init", "zeros"}};
+  int64_t filters = w.dims[0];
+  std::vector<std::pair<std::string, HostTensor>> params;
+  params.emplace_back("weight", std::move(w));
   if (im.has_input(2)) {
-    const HostTensor &b = im.constant_input(2, "the bias");
-    if (b.numel() != w.dims[0]) im.corrupt("the bias has ", b.numel(), " values for ", w.dims[0], " filters");
-    params.push_back({"bias", b});
+    HostTensor b = im.take_constant(2, "the bias");
+    if (b.numel() != filters) im.corrupt("the bias has ", b.numel(), " values for ", filters, " filters");
+    params.emplace_back("bias", std::move(b));
   }
   im.emit("conv2d", attrs, {im.node().input(0)}, std::move(params), im.node().output(0));
 }
@@ -117,9 +119,9 @@ void batch_normalization(Importer &im) {
   const char *names[] = {"weight", "bias", "running_mean", "running_var"};
   const char *what[] = {"the scale", "the bias", "the mean", "the variance"};
   for (int i = 0; i < 4; ++i) {
-    const HostTensor &t = im.constant_input(i + 1, what[i]);
+    HostTensor t = im.take_constant(i + 1, what[i]);
     if (t.numel() != channels) im.corrupt(what[i], " has ", t.numel(), " values for ", channels, " channels");
-    params.push_back({names[i], t});
+    params.emplace_back(names[i], std::move(t));
   }
   double eps = im.attr_float("epsilon", 1e-5);
   if (!(eps > 0)) im.unsupported("epsilon ", eps, " must be positive");

@@ -29,7 +29,7 @@ void binary(Importer &im, const char *op) {
   }
   bool first = a.constant;
   const Value &x = first ? b : a;
-  HostTensor c = first ? a.tensor : b.tensor;
+  HostTensor c = im.take_constant(first ? 0 : 1, "the constant operand");
   int32_t rank = im.onnx_rank(x);
   if (static_cast<int32_t>(c.dims.size()) > rank) {
     im.unsupported("the constant ", to_string(Shape::of(c.dims)), " has more dims than the computed operand (", rank, ")");
@@ -119,18 +119,25 @@ std::vector<float> transposed(const std::vector<float> &v, int64_t rows, int64_t
 }
 
 // A dense layer x W^T + b for x [N, K] (ONNX rank 2 with the batch first).
-void dense(Importer &im, const HostTensor &b, bool trans_b, double alpha, const HostTensor *c, double beta) {
+void dense(Importer &im, HostTensor b, bool trans_b, double alpha, const HostTensor *c, double beta) {
   const Value &x = im.runtime_input(0);
   if (!im.batch()) im.unsupported("it needs the batch in dim 0 (import without {\"batch\": false})");
   if (x.shape.rank != 1) im.unsupported("nnrt runs it on [N, K] inputs; the input has rank ", x.shape.rank + 1);
   if (b.dims.size() != 2) im.unsupported("the weight must have 2 dims, got ", to_string(Shape::of(b.dims)));
   int64_t k = trans_b ? b.dims[1] : b.dims[0], n = trans_b ? b.dims[0] : b.dims[1];
   if (k != x.shape[0]) im.corrupt("the weight ", to_string(Shape::of(b.dims)), " does not fit inputs of ", x.shape[0], " features");
-  std::vector<float> w = b.floats();
-  if (!trans_b) w = transposed(w, k, n, static_cast<float>(alpha));
-  else if (alpha != 1)
-    for (float &v : w) v *= static_cast<float>(alpha);
-  std::vector<std::pair<std::string, HostTensor>> params = {{"weight", float_tensor(b.name, {n, k}, w)}};
+  std::vector<std::pair<std::string, HostTensor>> params;
+  if (trans_b && alpha == 1 && b.elem_type == onnx::TensorProto::FLOAT) {
+    b.dims = {n, k};
+    params.emplace_back("weight", std::move(b));  // already nnrt's [units, inputs] layout
+  } else {
+    std::vector<float> w = b.floats();
+    std::string().swap(b.bytes);
+    if (!trans_b) w = transposed(w, k, n, static_cast<float>(alpha));
+    else
+      for (float &v : w) v *= static_cast<float>(alpha);
+    params.emplace_back("weight", float_tensor(b.name, {n, k}, w));
+  }
   if (c) {
     // The bias must be the same for every example: [], [1], [N] or [1, N] (maybe [1, 1]).
     bool per_unit = c->numel() == n && (c->dims.size() == 1 || (c->dims.size() == 2 && c->dims[0] == 1));
@@ -141,22 +148,23 @@ void dense(Importer &im, const HostTensor &b, bool trans_b, double alpha, const 
     for (float &v : bias) v *= static_cast<float>(beta);
     params.push_back({"bias", float_tensor(c->name, {n}, bias)});
   }
-  im.emit("dense", {{"units", n}, {"bias", c != nullptr}}, {im.node().input(0)}, std::move(params), im.node().output(0));
+  im.emit("dense", {{"units", n}, {"bias", c != nullptr}, {"init", "zeros"}}, {im.node().input(0)}, std::move(params),
+          im.node().output(0));
 }
 
 void gemm(Importer &im) {
   im.check_attrs({"alpha", "beta", "transA", "transB", "broadcast"});
   im.check_outputs(1);
   if (im.attr_int("transA", 0)) im.unsupported("transA = 1 is not supported (the batch is dim 0 of A)");
-  const HostTensor &b = im.constant_input(1, "B");
+  HostTensor b = im.take_constant(1, "B");
   const HostTensor *c = im.has_input(2) ? &im.constant_input(2, "C") : nullptr;
-  dense(im, b, im.attr_int("transB", 0) != 0, im.attr_float("alpha", 1), c, im.attr_float("beta", 1));
+  dense(im, std::move(b), im.attr_int("transB", 0) != 0, im.attr_float("alpha", 1), c, im.attr_float("beta", 1));
 }
 
 void matmul(Importer &im) {
   im.check_attrs({});
   im.check_outputs(1);
-  dense(im, im.constant_input(1, "B"), false, 1, nullptr, 0);
+  dense(im, im.take_constant(1, "B"), false, 1, nullptr, 0);
 }
 
 }  // namespace

@@ -175,11 +175,14 @@ void gather(Importer &im) {
   im.check_attrs({"axis"});
   im.check_outputs(1);
   if (im.attr_int("axis", 0) != 0) im.unsupported("only axis 0 (an embedding lookup) is supported");
-  const HostTensor &table = im.constant_input(0, "the table");
-  if (table.dims.size() != 2) im.unsupported("the table must be [rows, features], got ", to_string(Shape::of(table.dims)));
   const Value &idx = im.runtime_input(1);
   if (idx.shape.rank > 1) im.unsupported("indices must be [N] or [N, T]");
-  im.emit("embedding", {{"vocab", table.dims[0]}, {"units", table.dims[1]}}, {im.node().input(1)}, {{"weight", table}},
+  HostTensor table = im.take_constant(0, "the table");
+  if (table.dims.size() != 2) im.unsupported("the table must be [rows, features], got ", to_string(Shape::of(table.dims)));
+  int64_t rows = table.dims[0], units = table.dims[1];
+  std::vector<std::pair<std::string, HostTensor>> params;
+  params.emplace_back("weight", std::move(table));
+  im.emit("embedding", {{"vocab", rows}, {"units", units}, {"init", "zeros"}}, {im.node().input(1)}, std::move(params),
           im.node().output(0));
 }
 
