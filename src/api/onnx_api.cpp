@@ -1,7 +1,7 @@
 // nnrt_model_import_onnx, nnrt_model_import_onnx_memory, nnrt_model_export_onnx.
 #include "api/handles.h"
-#include "io/onnx_export.h"
-#include "io/onnx_import.h"
+#include "model/onnx_export.h"
+#include "model/onnx_import.h"
 
 using namespace nnrt;
 using namespace nnrt::api;

@@ -2,8 +2,8 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "cli/cli.h"
-#include "cli/data_args.h"
+#include "cli.h"
+#include "data_args.h"
 
 namespace nnrt_cli {
 
@@ -21,11 +21,7 @@ void add_context_flags(CLI::App *cmd, ContextFlags *flags) {
       ->check(CLI::Range(1, 4096));
 }
 
-void check(nnrt_status status, const char *what) {
-  if (status != NNRT_OK) {
-    throw std::runtime_error(std::string(what) + ": " + nnrt_status_name(status) + ": " + nnrt_last_error());
-  }
-}
+nnrt::context make_context(const ContextFlags &flags) { return nnrt::context(flags.options_json()); }
 
 std::string human_bytes(double bytes) {
   const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -71,16 +67,10 @@ std::vector<std::string> class_names_for(const std::string &data) {
 
 std::string json_text(const std::string &v) { return !v.empty() && v[0] == '{' ? v : read_file(v); }
 
-nnrt_model *open_model(nnrt_context *ctx, const std::string &path, const std::string &onnx_options) {
-  nnrt_model *model = nullptr;
-  bool onnx = path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
-  if (onnx) {
-    check(nnrt_model_import_onnx(ctx, path.c_str(), onnx_options.empty() ? nullptr : onnx_options.c_str(), &model),
-          ("importing " + path).c_str());
-  } else {
-    check(nnrt_model_load(ctx, path.c_str(), &model), ("loading " + path).c_str());
-  }
-  return model;
+bool is_onnx(const std::string &path) { return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0; }
+
+nnrt::model open_model(const nnrt::context &ctx, const std::string &path, const std::string &onnx_options) {
+  return is_onnx(path) ? nnrt::model::import_onnx(ctx, path, onnx_options) : nnrt::model::load(ctx, path);
 }
 
 }  // namespace nnrt_cli

@@ -1,7 +1,7 @@
 // nnrt import / nnrt export: ONNX models to and from nnrt's own files.
 #include <cstdio>
 
-#include "cli/cli.h"
+#include "cli.h"
 
 namespace nnrt_cli {
 
@@ -18,30 +18,19 @@ struct ExportFlags {
 };
 
 void run_import(const ImportFlags &f) {
-  nnrt_context *ctx = nullptr;
-  check(nnrt_context_create(f.context.options_json().c_str(), &ctx), "creating a context");
-  std::string options = f.options.empty() ? "" : json_text(f.options);
-  nnrt_model *model = open_model(ctx, f.input, options);
-  int64_t params = 0;
-  check(nnrt_model_param_count(model, &params), "counting parameters");
-  check(nnrt_model_save(model, f.output.c_str()), ("saving " + f.output).c_str());
-  std::printf("imported %s: %lld parameters, saved to %s\n", f.input.c_str(), static_cast<long long>(params),
-              f.output.c_str());
-  nnrt_model_release(model);
-  nnrt_context_release(ctx);
+  nnrt::context ctx = make_context(f.context);
+  nnrt::model model = open_model(ctx, f.input, f.options.empty() ? "" : json_text(f.options));
+  model.save(f.output);
+  std::printf("imported %s: %lld parameters, saved to %s\n", f.input.c_str(),
+              static_cast<long long>(model.param_count()), f.output.c_str());
 }
 
 void run_export(const ExportFlags &f) {
   if (f.model.empty() == f.model_file.empty()) throw std::runtime_error("give --model (a config) or --model-file");
-  nnrt_context *ctx = nullptr;
-  check(nnrt_context_create(f.context.options_json().c_str(), &ctx), "creating a context");
-  nnrt_model *model = nullptr;
-  if (!f.model.empty()) check(nnrt_model_create(ctx, json_text(f.model).c_str(), &model), ("building " + f.model).c_str());
-  else model = open_model(ctx, f.model_file);
-  check(nnrt_model_export_onnx(model, f.output.c_str()), ("exporting to " + f.output).c_str());
+  nnrt::context ctx = make_context(f.context);
+  nnrt::model model = f.model.empty() ? open_model(ctx, f.model_file) : nnrt::model(ctx, json_text(f.model));
+  model.export_onnx(f.output);
   std::printf("exported to %s (ONNX opset 17, batch dim \"N\")\n", f.output.c_str());
-  nnrt_model_release(model);
-  nnrt_context_release(ctx);
 }
 
 }  // namespace

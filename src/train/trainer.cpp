@@ -11,8 +11,6 @@
 
 namespace nnrt::train {
 
-using Clock = std::chrono::steady_clock;
-
 TrainerOptions TrainerOptions::parse(const char *text, Context &ctx) {
   Json j = parse_json_object(text, "options");
   JsonReader r(j, "options");
@@ -120,9 +118,7 @@ double Trainer::step(const Array &x, const Array &y) {
     fail(NNRT_ERR_SHAPE, "step: x holds ", x.dim(0), " examples but y is ", to_string(y.shape()));
   }
   check_labels(y);
-  double lr = options_.has_schedule ? options_.schedule.rate(options_.optimizer.learning_rate, epochs_done_)
-                                    : options_.optimizer.learning_rate;
-  double loss = train_batch(x, y, lr);
+  double loss = train_batch(x, y, learning_rate(epochs_done_));
   if (!std::isfinite(loss)) {
     fail(NNRT_ERR_INVALID_ARGUMENT, "the loss is ", loss,
          " (not finite): the inputs hold NaN or Inf, or training diverged; the parameters were not updated");
@@ -171,7 +167,7 @@ double Trainer::train_batch(const Array &x, const Array &y, double lr) {
         loss_scale_ = std::max(1.0, loss_scale_ / 2);
         good_steps_ = 0;
         ++skipped_steps_;
-        ++iteration_;
+        ++iteration_;  // a minibatch seen, but no optimizer step: Adam's t does not move
         return loss;
       }
       if (++good_steps_ >= options_.precision.growth_interval && options_.precision.compute == NNRT_DTYPE_F16) {
@@ -186,7 +182,7 @@ double Trainer::train_batch(const Array &x, const Array &y, double lr) {
   for (size_t i = 0; i < ps.size(); ++i) {
     if (!ps[i].spec.trainable || !grads[i].defined()) continue;
     ops::optimizer_update(ctx, options_.optimizer.rule, grads[i], ps[i].value, state0_[i].defined() ? &state0_[i] : nullptr,
-                          state1_[i].defined() ? &state1_[i] : nullptr, lr, iteration_, grad_scale);
+                          state1_[i].defined() ? &state1_[i] : nullptr, lr, optimizer_steps(), grad_scale);
   }
   return loss;
 }
@@ -237,121 +233,133 @@ void Trainer::keep_best(int32_t epoch, double score) {
   if (!options_.early_stopping.save_best.empty()) model_->save(options_.early_stopping.save_best);
 }
 
+double Trainer::learning_rate(int32_t epoch) const {
+  return options_.has_schedule ? options_.schedule.rate(options_.optimizer.learning_rate, epoch)
+                               : options_.optimizer.learning_rate;
+}
+
 nnrt_status Trainer::fit(const std::shared_ptr<data::Dataset> &train, const std::shared_ptr<data::Dataset> &validation,
                          int32_t epochs) {
   if (epochs < 0) fail(NNRT_ERR_INVALID_ARGUMENT, "fit: epochs must be >= 0, got ", epochs);
   check_dataset(*train, "training");
   if (validation) check_dataset(*validation, "validation");
   const EarlyStopping &es = options_.early_stopping;
-  nnrt_dtype dtype = compute_dtype();
-  stop_reason_ = "completed";
-  nnrt_status status = NNRT_OK;
+  stop_reason_ = StopReason::kCompleted;
   auto fit_start = Clock::now();
-
-  for (int32_t e = 0; e < epochs; ++e) {
-    int32_t epoch = epochs_done_;
-    if (es.enabled && es.max_epochs > 0 && epoch >= es.max_epochs) {
-      stop_reason_ = "max_epochs";
+  for (int32_t e = 0; e < epochs && stop_reason_ == StopReason::kCompleted; ++e) {
+    if (es.enabled && es.max_epochs > 0 && epochs_done_ >= es.max_epochs) {
+      stop_reason_ = StopReason::kMaxEpochs;
       break;
     }
-    double lr = options_.has_schedule ? options_.schedule.rate(options_.optimizer.learning_rate, epoch)
-                                      : options_.optimizer.learning_rate;
-    // Each epoch its own permutation, fixed by (seed, epoch): resuming reproduces the order.
-    data::BatchIterator batches(train, model_->context_ptr(), options_.batch_size, options_.shuffle,
-                                options_.seed + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(epoch + 1),
-                                options_.prefetch, dtype);
-    auto start = Clock::now();
-    double loss_sum = 0;
-    int64_t batch_index = 0, epoch_examples = 0;
-    data::Batch b;
-    nnrt_progress p{};
-    p.struct_size = sizeof p;
-    p.epoch = epoch;
-    p.batches_per_epoch = batches.batches();
-    p.validation_score = std::numeric_limits<double>::quiet_NaN();
-    while (true) {
-      if (cancel_requested_.exchange(false)) {
-        stop_reason_ = "cancelled";
-        status = NNRT_ERR_CANCELLED;
-        break;
-      }
-      if (!batches.next(b)) break;
-      double loss = train_batch(b.x, b.y, lr);
-      if (!std::isfinite(loss)) {
-        log::warn(cat("epoch ", epoch, ", batch ", batch_index, ": the loss is ", loss, "; training stops (invalid score)"));
-        stop_reason_ = "invalid_score";
-        break;
-      }
-      loss_sum += loss;
-      epoch_examples += b.n;
-      examples_seen_ += b.n;
-      double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-      p.iteration = iteration_;
-      p.examples_seen = examples_seen_;
-      p.loss = loss;
-      p.learning_rate = lr;
-      p.examples_per_second = seconds > 0 ? static_cast<double>(epoch_examples) / seconds : 0;
-      p.epoch_end = 0;
-      p.batch = batch_index++;
-      if (report(p)) {
-        stop_reason_ = "callback";
-        break;
-      }
-      if (es.enabled && es.max_minutes > 0 &&
-          std::chrono::duration<double>(Clock::now() - fit_start).count() > es.max_minutes * 60) {
-        stop_reason_ = "max_time";
-        break;
-      }
-    }
-    if (stop_reason_ != "completed" && stop_reason_ != "max_time") break;
-    if (stop_reason_ == "max_time" && batch_index == 0) break;
-
-    EpochRecord rec;
-    rec.epoch = epoch;
-    rec.mean_loss = batch_index ? loss_sum / static_cast<double>(batch_index) : 0;
-    rec.learning_rate = lr;
-    rec.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    last_examples_per_second_ = rec.seconds > 0 ? static_cast<double>(epoch_examples) / rec.seconds : 0;
-    if (validation) {
-      rec.validation_score = validation_score(validation);
-      rec.has_validation = true;
-    } else if (es.enabled) {
-      rec.validation_score = es.maximize ? -rec.mean_loss : rec.mean_loss;  // training loss stands in
-    }
-    history_.push_back(rec);
-    ++epochs_done_;
-    p.epoch_end = 1;
-    p.validation_score = rec.has_validation ? rec.validation_score : std::numeric_limits<double>::quiet_NaN();
-    p.examples_per_second = last_examples_per_second_;
-    log::info(cat("epoch ", epoch, ": loss ", rec.mean_loss, ", ", last_examples_per_second_, " examples/s",
-                  rec.has_validation ? cat(", validation ", rec.validation_score) : ""));
-    if (es.enabled) {
-      double score = rec.validation_score;
-      if (!std::isfinite(score)) {
-        stop_reason_ = "invalid_score";
-      } else if (improved(score)) {
-        keep_best(epoch, score);
-      } else if (es.patience > 0 && ++epochs_since_best_ >= es.patience) {
-        stop_reason_ = "patience";
-      }
-    }
-    if (report(p)) stop_reason_ = "callback";
-    if (stop_reason_ != "completed") break;
+    EpochRun run = train_epoch(train, fit_start);
+    // An epoch cut short counts only when time ran out after it had trained on something.
+    bool whole = stop_reason_ == StopReason::kCompleted || (stop_reason_ == StopReason::kMaxTime && run.batches > 0);
+    if (whole) finish_epoch(run, validation);
   }
   // With early stopping the model ends on its best epoch, as the seed's EarlyStoppingTrainer returns.
-  if (es.enabled && !best_params_.empty() && status == NNRT_OK) {
-    std::unique_lock<std::shared_mutex> write(model_->lock());
-    std::vector<model::Param> &ps = model_->params();
-    for (size_t i = 0; i < ps.size(); ++i) ops::copy_into(model_->ctx(), best_params_[i], ps[i].value);
+  if (es.enabled && !best_params_.empty() && stop_reason_ != StopReason::kCancelled) restore_best();
+  return stop_reason_ == StopReason::kCancelled ? NNRT_ERR_CANCELLED : NNRT_OK;
+}
+
+Trainer::EpochRun Trainer::train_epoch(const std::shared_ptr<data::Dataset> &train, Clock::time_point fit_start) {
+  const EarlyStopping &es = options_.early_stopping;
+  EpochRun run;
+  run.epoch = epochs_done_;
+  run.learning_rate = learning_rate(run.epoch);
+  run.start = Clock::now();
+  // Each epoch its own permutation, fixed by (seed, epoch): resuming reproduces the order.
+  data::BatchIterator batches(train, model_->context_ptr(), options_.batch_size, options_.shuffle,
+                              options_.seed + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(run.epoch + 1),
+                              options_.prefetch, compute_dtype());
+  nnrt_progress &p = run.progress;
+  p.struct_size = sizeof p;
+  p.epoch = run.epoch;
+  p.batches_per_epoch = batches.batches();
+  p.validation_score = std::numeric_limits<double>::quiet_NaN();
+  data::Batch b;
+  while (true) {
+    if (cancel_requested_.exchange(false)) {
+      stop_reason_ = StopReason::kCancelled;
+      break;
+    }
+    if (!batches.next(b)) break;
+    double loss = train_batch(b.x, b.y, run.learning_rate);
+    if (!std::isfinite(loss)) {
+      log::warn(cat("epoch ", run.epoch, ", batch ", run.batches, ": the loss is ", loss, "; training stops (invalid score)"));
+      stop_reason_ = StopReason::kInvalidScore;
+      break;
+    }
+    run.loss_sum += loss;
+    run.examples += b.n;
+    examples_seen_ += b.n;
+    double seconds = std::chrono::duration<double>(Clock::now() - run.start).count();
+    p.iteration = iteration_;
+    p.examples_seen = examples_seen_;
+    p.loss = loss;
+    p.learning_rate = run.learning_rate;
+    p.examples_per_second = seconds > 0 ? static_cast<double>(run.examples) / seconds : 0;
+    p.epoch_end = 0;
+    p.batch = run.batches++;
+    if (report(p)) {
+      stop_reason_ = StopReason::kCallback;
+      break;
+    }
+    if (es.enabled && es.max_minutes > 0 &&
+        std::chrono::duration<double>(Clock::now() - fit_start).count() > es.max_minutes * 60) {
+      stop_reason_ = StopReason::kMaxTime;
+      break;
+    }
   }
-  return status;
+  return run;
+}
+
+void Trainer::finish_epoch(EpochRun &run, const std::shared_ptr<data::Dataset> &validation) {
+  const EarlyStopping &es = options_.early_stopping;
+  EpochRecord rec;
+  rec.epoch = run.epoch;
+  rec.mean_loss = run.batches ? run.loss_sum / static_cast<double>(run.batches) : 0;
+  rec.learning_rate = run.learning_rate;
+  rec.seconds = std::chrono::duration<double>(Clock::now() - run.start).count();
+  last_examples_per_second_ = rec.seconds > 0 ? static_cast<double>(run.examples) / rec.seconds : 0;
+  if (validation) {
+    rec.validation_score = validation_score(validation);
+    rec.has_validation = true;
+  } else if (es.enabled) {
+    rec.validation_score = es.maximize ? -rec.mean_loss : rec.mean_loss;  // training loss stands in
+  }
+  history_.push_back(rec);
+  ++epochs_done_;
+  log::info(cat("epoch ", rec.epoch, ": loss ", rec.mean_loss, ", ", last_examples_per_second_, " examples/s",
+                rec.has_validation ? cat(", validation ", rec.validation_score) : ""));
+  if (es.enabled) apply_early_stopping(rec.epoch, rec.validation_score);
+  nnrt_progress &p = run.progress;
+  p.epoch_end = 1;
+  p.validation_score = rec.has_validation ? rec.validation_score : std::numeric_limits<double>::quiet_NaN();
+  p.examples_per_second = last_examples_per_second_;
+  if (report(p)) stop_reason_ = StopReason::kCallback;
+}
+
+void Trainer::apply_early_stopping(int32_t epoch, double score) {
+  if (!std::isfinite(score)) {
+    stop_reason_ = StopReason::kInvalidScore;
+  } else if (improved(score)) {
+    keep_best(epoch, score);
+  } else if (options_.early_stopping.patience > 0 && ++epochs_since_best_ >= options_.early_stopping.patience) {
+    stop_reason_ = StopReason::kPatience;
+  }
+}
+
+void Trainer::restore_best() {
+  std::unique_lock<std::shared_mutex> write(model_->lock());
+  std::vector<model::Param> &ps = model_->params();
+  for (size_t i = 0; i < ps.size(); ++i) ops::copy_into(model_->ctx(), best_params_[i], ps[i].value);
 }
 
 std::string Trainer::result() const {
   Json j;
   j["epochs"] = epochs_done_;
   j["iterations"] = iteration_;
-  j["stop_reason"] = stop_reason_;
+  j["stop_reason"] = stop_reason_name(stop_reason_);
   Json history = Json::array();
   int32_t best_epoch = -1;
   double best = -std::numeric_limits<double>::infinity();

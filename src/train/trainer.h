@@ -13,6 +13,7 @@
 #include "nnrt/nnrt.h"
 #include "train/optimizer.h"
 #include "train/schedule.h"
+#include "train/stop_reason.h"
 
 namespace nnrt::train {
 
@@ -87,6 +88,22 @@ class Trainer {
   model::Model &model() { return *model_; }
 
  private:
+  using Clock = std::chrono::steady_clock;
+  // One epoch of fit in progress: what its batches added up to, and the progress report.
+  struct EpochRun {
+    int32_t epoch = 0;
+    double learning_rate = 0, loss_sum = 0;
+    int64_t batches = 0, examples = 0;
+    Clock::time_point start;
+    nnrt_progress progress{};
+  };
+  // fit's steps: train on every batch of an epoch (stopping early sets stop_reason_), then record
+  // it, validate, apply early stopping and report the epoch's end.
+  EpochRun train_epoch(const std::shared_ptr<data::Dataset> &train, Clock::time_point fit_start);
+  void finish_epoch(EpochRun &run, const std::shared_ptr<data::Dataset> &validation);
+  void apply_early_stopping(int32_t epoch, double score);
+  void restore_best();  // the best epoch's parameters back into the model
+  double learning_rate(int32_t epoch) const;  // the schedule's, or the optimizer's fixed rate
   double train_batch(const Array &x, const Array &y, double lr);
   nnrt_dtype compute_dtype() const;
   // Whether the scaled gradients are all finite (mixed precision); adjusts the loss scale.
@@ -97,11 +114,14 @@ class Trainer {
   void check_labels(const Array &y) const;
   void check_dataset(const data::Dataset &d, const char *what) const;
   bool report(nnrt_progress &p);  // true: the callback asked to stop
+  // The optimizer's step count, Adam's and AdaMax's `t`: minibatches less the steps mixed precision
+  // skipped for overflow, which (as with PyTorch's GradScaler) never reach the optimizer.
+  int64_t optimizer_steps() const { return iteration_ - skipped_steps_; }
 
   std::shared_ptr<model::Model> model_;
   TrainerOptions options_;
   std::vector<Array> state0_, state1_;  // per parameter; undefined where the rule keeps none
-  int64_t iteration_ = 0;               // optimisation steps taken
+  int64_t iteration_ = 0;               // minibatches trained on, skipped ones included
   int64_t examples_seen_ = 0;
   int32_t epochs_done_ = 0;
   std::atomic<bool> cancel_requested_{false};
@@ -119,7 +139,7 @@ class Trainer {
   int32_t epochs_since_best_ = 0;
 
   // For result().
-  std::string stop_reason_ = "not_started";
+  StopReason stop_reason_ = StopReason::kNotStarted;
   double last_loss_ = 0, last_examples_per_second_ = 0;
   std::vector<EpochRecord> history_;
 };

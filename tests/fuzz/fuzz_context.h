@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "core/context.h"
+#include "backend/context.h"
 
 namespace nnrt::fuzz {
 

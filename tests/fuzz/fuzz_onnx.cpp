@@ -5,7 +5,7 @@
 
 #include "fuzz_context.h"
 #include "fuzz_target.h"
-#include "io/onnx_import.h"
+#include "model/onnx_import.h"
 
 using namespace nnrt;
 

@@ -1,4 +1,4 @@
-#include "io/onnx_export.h"
+#include "model/onnx_export.h"
 
 #include <cmath>
 

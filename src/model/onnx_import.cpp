@@ -1,4 +1,4 @@
-#include "io/onnx_import.h"
+#include "model/onnx_import.h"
 
 #include <set>
 
