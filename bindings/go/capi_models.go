@@ -13,6 +13,13 @@ package nnrt
 //                                       char **err) {
 //   NNRT_GO_CALL(nnrt_model_load(ctx, path, out));
 // }
+// static nnrt_status nnrt_go_model_import_onnx(nnrt_context *ctx, const char *path,
+//                                              const char *options, nnrt_model **out, char **err) {
+//   NNRT_GO_CALL(nnrt_model_import_onnx(ctx, path, options, out));
+// }
+// static nnrt_status nnrt_go_model_export_onnx(const nnrt_model *m, const char *path, char **err) {
+//   NNRT_GO_CALL(nnrt_model_export_onnx(m, path));
+// }
 // static nnrt_status nnrt_go_model_save(const nnrt_model *m, const char *path, char **err) {
 //   NNRT_GO_CALL(nnrt_model_save(m, path));
 // }
@@ -113,6 +120,26 @@ func cModelLoad(ctx unsafe.Pointer, path string) (unsafe.Pointer, error) {
 		return nil, err
 	}
 	return unsafe.Pointer(out), nil
+}
+
+func cModelImportONNX(ctx unsafe.Pointer, path string, options jsonText) (unsafe.Pointer, error) {
+	cpath := cString(path)
+	defer freeCString(cpath)
+	text := cJSONText(options)
+	defer freeCString(text)
+	var out *C.nnrt_model
+	var msg *C.char
+	if err := errorFrom(C.nnrt_go_model_import_onnx((*C.nnrt_context)(ctx), cpath, text, &out, &msg), msg); err != nil {
+		return nil, err
+	}
+	return unsafe.Pointer(out), nil
+}
+
+func cModelExportONNX(m unsafe.Pointer, path string) error {
+	cpath := cString(path)
+	defer freeCString(cpath)
+	var msg *C.char
+	return errorFrom(C.nnrt_go_model_export_onnx((*C.nnrt_model)(m), cpath, &msg), msg)
 }
 
 func cModelSave(m unsafe.Pointer, path string) error {

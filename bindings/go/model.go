@@ -59,6 +59,39 @@ func (c *Context) LoadModel(path string) (*Model, error) {
 	return wrapModel(p), nil
 }
 
+// ImportONNX imports an ONNX model (a .onnx file, opsets 7 to 17) as an nnrt graph model.
+// options is nil for the defaults, or JSON text (or a map) with "batch" (true: ONNX dim 0 is the
+// batch), "input" (the example shape, for symbolic dims) and "loss" (the final Gemm becomes an
+// output layer, so that the model trains). An op nnrt cannot run is ErrUnsupported naming the
+// node, op type and opset; a malformed file ErrCorrupt.
+func (c *Context) ImportONNX(path string, options any) (*Model, error) {
+	text, err := toJSON(options)
+	if err != nil {
+		return nil, err
+	}
+	cp, err := c.borrow()
+	if err != nil {
+		return nil, err
+	}
+	defer c.h.giveBack()
+	p, err := cModelImportONNX(cp, path, text)
+	if err != nil {
+		return nil, err
+	}
+	return wrapModel(p), nil
+}
+
+// ExportONNX writes the model to path as ONNX (opset 17, parameters as initializers, a symbolic
+// batch dim), atomically; a layer with no ONNX form here (lstm) is ErrUnsupported.
+func (m *Model) ExportONNX(path string) error {
+	p, err := m.handle().borrow()
+	if err != nil {
+		return err
+	}
+	defer m.h.giveBack()
+	return cModelExportONNX(p, path)
+}
+
 // Save writes the config and parameters to path as one safetensors file, atomically.
 func (m *Model) Save(path string) error {
 	p, err := m.handle().borrow()

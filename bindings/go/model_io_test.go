@@ -194,3 +194,30 @@ func TestLoadDatasets(t *testing.T) {
 	_, err = ctx.LoadDataset(nnrt.IDXSpec{Images: filepath.Join(dir, "images.gz"), Labels: filepath.Join(dir, "few-labels")})
 	expectError(t, err, nnrt.ErrCorrupt, "")
 }
+
+// An exported ONNX model imports back to the same predictions, and with a loss it trains.
+func TestExportAndImportONNX(t *testing.T) {
+	ctx := newContext(t)
+	model := must(ctx.NewModel(mlpConfig)).on(t)
+	defer model.Close()
+	path := filepath.Join(t.TempDir(), "mlp.onnx")
+	check(t, model.ExportONNX(path))
+	imported := must(ctx.ImportONNX(path, map[string]any{"loss": "nll"})).on(t)
+	defer imported.Close()
+	x, _ := blobs(t, ctx, 16, 4)
+	want := values[float32](t, must(model.Predict(x)).on(t))
+	got := values[float32](t, must(imported.Predict(x)).on(t))
+	for i := range want {
+		if d := got[i] - want[i]; d > 1e-6 || d < -1e-6 {
+			t.Fatalf("prediction %d: imported %g, exported %g", i, got[i], want[i])
+		}
+	}
+	trainer := must(imported.NewTrainer(adamOptions)).on(t)
+	defer trainer.Close()
+	check(t, trainer.Fit(blobDataset(t, ctx, 64, 2), nil, 1))
+
+	bad := filepath.Join(t.TempDir(), "bad.onnx")
+	check(t, os.WriteFile(bad, []byte("not a protobuf \xff\xff"), 0o644))
+	_, err := ctx.ImportONNX(bad, nil)
+	expectError(t, err, nnrt.ErrCorrupt, "")
+}

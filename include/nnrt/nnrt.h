@@ -339,8 +339,8 @@ NNRT_API nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_arr
 **   conv2d       "filters", "kernel", "stride" (1), "padding" (0, [h, w], [top, left, bottom,
 **                right], "same" or "valid"), "dilation" (1), "groups" (1), "activation", "init",
 **                "bias"
-**   maxpool2d, avgpool2d   "kernel", "stride" (= kernel), "padding" (0); avgpool2d also
-**                "count_include_pad" (true)
+**   maxpool2d, avgpool2d   "kernel", "stride" (= kernel), "padding" (0, [h, w] or [top, left,
+**                bottom, right]); avgpool2d also "count_include_pad" (true)
 **   global_avgpool2d, global_maxpool2d   (no keys): [C, H, W] -> [C]
 **   batchnorm    "eps" (1e-5), "momentum" (0.1, as PyTorch)
 **   dropout      "rate": the probability of dropping an element, in [0, 1)
@@ -352,6 +352,13 @@ NNRT_API nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_arr
 **   lstm         "units", "return_sequences" (false); input [time, features]
 **   output       "units", "loss" (required: nll / cross_entropy, mse, l1, bce), "activation"
 **                (default softmax), "init", "bias"
+**   binary       "op" (add, sub, mul, div), numpy broadcasting of two inputs, or of one input and
+**                a constant: "constant" (its shape, right-aligned against an example; the values
+**                are the untrained parameter "<layer>.constant", zeros until set), "constant_first"
+**   clip         "min", "max" (either may be left out)
+**   reduce       "op" (sum, mean), "axes" (per-example dims; default all), "keepdims" (true)
+**   softmax      "axis" (-1), "log" (false), "flatten" (false: over all dims from axis on)
+**   transpose    "perm" (a permutation of the per-example dims)
 **
 ** Activations: identity, relu, leaky_relu, elu, gelu, sigmoid, tanh, softmax, log_softmax.
 ** Initialisers ("init"): xavier, xavier_uniform, he (or relu), lecun, normal, uniform, zeros,
@@ -376,6 +383,54 @@ NNRT_API nnrt_status nnrt_model_create(nnrt_context *ctx, const char *config_jso
 ** bit-flipped or foreign file (the message says what is wrong); NNRT_ERR_VERSION for a file written
 ** by a newer, incompatible nnrt; NNRT_ERR_OUT_OF_MEMORY. */
 NNRT_API nnrt_status nnrt_model_load(nnrt_context *ctx, const char *path, nnrt_model **out);
+
+/* Imports an ONNX model (a .onnx file: an onnx.ModelProto, opsets 7 to 17) as an nnrt graph
+** model on the context's backend: each ONNX node becomes nnrt layers of the kinds above (Conv ->
+** conv2d, Gemm/MatMul with constant weights -> dense, Add/Sub/Mul/Div -> binary, MaxPool,
+** AveragePool, GlobalAveragePool, GlobalMaxPool, BatchNormalization, Relu, LeakyRelu, Elu, Sigmoid,
+** Tanh, Softmax, LogSoftmax, Clip, ReduceMean, ReduceSum, Flatten, Reshape, Transpose, Concat,
+** Dropout, Identity, Constant, Gather of a constant table -> embedding) and the initializers become
+** its parameters. The model predicts, evaluates, saves and, given a loss, trains like one built
+** from JSON. External data files are read from the model's folder.
+** The graph must have one input that is not an initializer (float, or integer indices that only a
+** Gather reads) and one output. `options_json` may be NULL, or a JSON object with:
+**   "batch"  (true): dim 0 of the ONNX input is the batch, of any size; false: the ONNX input is
+**            one example and nnrt adds the batch dim in front (ops may then act on ONNX's dim 0).
+**   "input"  the per-example input shape, for an input declared with symbolic dims.
+**   "loss"   (nll, cross_entropy, mse, l1, bce): the model must end in a Gemm/MatMul (maybe
+**            followed by Softmax or LogSoftmax), which becomes an output layer with that loss, so
+**            that nnrt_trainer_create accepts the model. With a class loss and no final softmax,
+**            the output layer applies softmax (predictions become probabilities).
+** Returns NNRT_OK and the model in *out (release with nnrt_model_release);
+** NNRT_ERR_INVALID_ARGUMENT for NULL arguments or bad options (the message names the key);
+** NNRT_ERR_IO when the file cannot be opened; NNRT_ERR_CORRUPT for a file that is not a valid ONNX
+** model: a truncated or malformed protobuf, a node reading a name nothing makes (dangling) or made
+** later (a cycle), a tensor whose data size disagrees with its shape, external data that is missing
+** or lies outside the model's folder (the message names the node or tensor);
+** NNRT_ERR_UNSUPPORTED for what nnrt cannot run exactly: another op type, opset or domain, an
+** attribute value nnrt does not implement, several inputs or outputs, an op across the batch dim,
+** declared dims too large to hold (the message names the node, its op type and the opset); nothing
+** of a declared size is allocated before it is checked; NNRT_ERR_SHAPE when the graph's shapes do
+** not fit together; NNRT_ERR_OUT_OF_MEMORY. */
+NNRT_API nnrt_status nnrt_model_import_onnx(nnrt_context *ctx, const char *path, const char *options_json,
+                                            nnrt_model **out);
+
+/* As nnrt_model_import_onnx, from `nbytes` bytes at `data` (the contents of a .onnx file; not kept
+** after the call). Tensors with external data are refused (NNRT_ERR_UNSUPPORTED): they need the
+** model's folder. Returns the statuses of nnrt_model_import_onnx, NNRT_ERR_INVALID_ARGUMENT also for
+** data == NULL with nbytes > 0. */
+NNRT_API nnrt_status nnrt_model_import_onnx_memory(nnrt_context *ctx, const void *data, size_t nbytes,
+                                                   const char *options_json, nnrt_model **out);
+
+/* Exports the model to `path` as ONNX (opset 17, IR version 8): one standard op per layer (or a few;
+** dense -> Gemm, conv2d -> Conv, output -> Gemm and its activation, ...), the parameters as float
+** initializers in PyTorch's layouts, the input "input" and output "output" with a symbolic batch
+** dim "N". What it writes passes onnx.checker and runs in ONNX Runtime; nnrt_model_import_onnx reads
+** it back. The write is atomic as nnrt_model_save's.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments; NNRT_ERR_UNSUPPORTED for a
+** layer kind with no ONNX form here (lstm; the message names the layer); NNRT_ERR_IO when the file
+** cannot be written. */
+NNRT_API nnrt_status nnrt_model_export_onnx(const nnrt_model *m, const char *path);
 
 /* Saves the model's config and parameters to `path` as one safetensors file that any safetensors
 ** reader can open (tensors named as the parameters, F32, PyTorch layouts; "__metadata__" holds

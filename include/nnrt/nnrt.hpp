@@ -263,7 +263,14 @@ class model : public detail::handle<nnrt_model> {
     check(nnrt_model_load(ctx.get(), path.c_str(), &out));
     return model(out);
   }
+  // nnrt_model_import_onnx; options: "" for the defaults, or the JSON object nnrt.h describes.
+  static model import_onnx(const context &ctx, const std::string &path, const std::string &options = "") {
+    nnrt_model *out = nullptr;
+    check(nnrt_model_import_onnx(ctx.get(), path.c_str(), options.empty() ? nullptr : options.c_str(), &out));
+    return model(out);
+  }
   void save(const std::string &path) const { check(nnrt_model_save(get(), path.c_str())); }
+  void export_onnx(const std::string &path) const { check(nnrt_model_export_onnx(get(), path.c_str())); }
   array predict(const array &input) const {
     nnrt_array *out = nullptr;
     check(nnrt_model_predict(get(), input.get(), &out));

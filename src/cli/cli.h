@@ -34,7 +34,13 @@ std::vector<std::string> class_names_for(const std::string &data);
 // Reads a JSON option given inline ("{...}") or as a file path.
 std::string json_text(const std::string &inline_or_path);
 
+// A model from a file: an ONNX model (.onnx, imported with `onnx_options`, a JSON object or "")
+// or one saved by nnrt (.safetensors).
+nnrt::model open_model(const nnrt::context &ctx, const std::string &path, const std::string &onnx_options = "");
+bool is_onnx(const std::string &path);
+
 void register_info(CLI::App &app);
+void register_onnx(CLI::App &app);
 void register_train(CLI::App &app);
 void register_eval(CLI::App &app);
 void register_predict(CLI::App &app);

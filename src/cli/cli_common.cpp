@@ -67,4 +67,10 @@ std::vector<std::string> class_names_for(const std::string &data) {
 
 std::string json_text(const std::string &v) { return !v.empty() && v[0] == '{' ? v : read_file(v); }
 
+bool is_onnx(const std::string &path) { return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0; }
+
+nnrt::model open_model(const nnrt::context &ctx, const std::string &path, const std::string &onnx_options) {
+  return is_onnx(path) ? nnrt::model::import_onnx(ctx, path, onnx_options) : nnrt::model::load(ctx, path);
+}
+
 }  // namespace nnrt_cli

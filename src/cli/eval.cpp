@@ -17,7 +17,7 @@ struct EvalFlags {
 
 void run_eval(const EvalFlags &f) {
   nnrt::context ctx = make_context(f.context);
-  nnrt::model model = nnrt::model::load(ctx, f.model_file);
+  nnrt::model model = open_model(ctx, f.model_file);
   DataSpecs specs = resolve_data(f.data, f.test, 0);
   nnrt::dataset data = nnrt::dataset::load(ctx, specs.test.empty() ? specs.train : specs.test);
   nlohmann::json r = nlohmann::json::parse(model.evaluate(data).report());
@@ -34,7 +34,7 @@ void run_eval(const EvalFlags &f) {
 void register_eval(CLI::App &app) {
   auto f = std::make_shared<EvalFlags>();
   CLI::App *cmd = app.add_subcommand("eval", "Evaluate a saved model on a dataset");
-  cmd->add_option("--model-file", f->model_file, "A model saved by nnrt (.safetensors)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--model-file", f->model_file, "A model saved by nnrt (.safetensors) or an ONNX model (.onnx)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--data", f->data, "fashion-mnist, a folder of IDX files (its test split), a .csv file or a spec")
       ->capture_default_str();
   cmd->add_option("--test", f->test, "Evaluate on this data instead (a .csv file, an IDX folder or a spec)");

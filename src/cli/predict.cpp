@@ -83,7 +83,7 @@ void print_right(const Predictions &p) {
 
 void run_predict(const PredictFlags &f) {
   nnrt::context ctx = make_context(f.context);
-  nnrt::model model = nnrt::model::load(ctx, f.model_file);
+  nnrt::model model = open_model(ctx, f.model_file);
   DataSpecs specs = resolve_data(f.data, f.test, 0);
   nnrt::dataset data = nnrt::dataset::load(ctx, specs.test.empty() ? specs.train : specs.test);
   Predictions p = predict_examples(f, ctx, model, data);
@@ -97,7 +97,7 @@ void run_predict(const PredictFlags &f) {
 void register_predict(CLI::App &app) {
   auto f = std::make_shared<PredictFlags>();
   CLI::App *cmd = app.add_subcommand("predict", "Run a saved model on examples of a dataset");
-  cmd->add_option("--model-file", f->model_file, "A model saved by nnrt (.safetensors)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--model-file", f->model_file, "A model saved by nnrt (.safetensors) or an ONNX model (.onnx)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--data", f->data, "fashion-mnist, a folder of IDX files (its test split), a .csv file or a spec")
       ->capture_default_str();
   cmd->add_option("--test", f->test, "Predict on this data instead");

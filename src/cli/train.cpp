@@ -16,7 +16,7 @@ namespace {
 
 struct TrainFlags {
   ContextFlags context;
-  std::string model, data = "fashion-mnist", test, trainer, save, report;
+  std::string model, data = "fashion-mnist", test, trainer, save, report, loss = "nll";
   int epochs = 1;
   long limit = 0;
   bool quiet = false;
@@ -32,7 +32,9 @@ struct Session {
         test(specs.test.empty() ? nnrt::dataset() : nnrt::dataset::load(ctx, specs.test)),
         n_train(train.size()),
         n_test(test ? test.size() : 0),
-        model(ctx, read_file(f.model)),
+        // An ONNX model fine-tunes: its final Gemm (and softmax) becomes the output layer.
+        model(is_onnx(f.model) ? open_model(ctx, f.model, nlohmann::json{{"loss", f.loss}}.dump())
+                               : nnrt::model(ctx, read_file(f.model))),
         params(model.param_count()),
         trainer(model, f.trainer.empty() ? "{}" : json_text(f.trainer)) {}
 
@@ -139,7 +141,11 @@ void run_train(const TrainFlags &f) {
 void register_train(CLI::App &app) {
   auto f = std::make_shared<TrainFlags>();
   CLI::App *cmd = app.add_subcommand("train", "Train a model on a dataset, then evaluate it on the test set");
-  cmd->add_option("--model", f->model, "Model config (JSON file)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--model", f->model, "Model config (JSON file), or an ONNX model (.onnx) to fine-tune")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--loss", f->loss, "With an ONNX model: the loss to train it with (nll, mse, l1, bce)")
+      ->capture_default_str();
   cmd->add_option("--data", f->data, "fashion-mnist, a folder of IDX files, a .csv file or a dataset spec (JSON)")
       ->capture_default_str();
   cmd->add_option("--test", f->test, "Test data (default: the IDX folder's t10k files; \"none\" for none)");

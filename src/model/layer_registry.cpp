@@ -22,6 +22,11 @@ std::unique_ptr<Layer> make_concat(JsonReader &config);
 std::unique_ptr<Layer> make_embedding(JsonReader &config);
 std::unique_ptr<Layer> make_lstm(JsonReader &config);
 std::unique_ptr<Layer> make_output(JsonReader &config);
+std::unique_ptr<Layer> make_binary(JsonReader &config);
+std::unique_ptr<Layer> make_clip(JsonReader &config);
+std::unique_ptr<Layer> make_reduce(JsonReader &config);
+std::unique_ptr<Layer> make_softmax(JsonReader &config);
+std::unique_ptr<Layer> make_transpose(JsonReader &config);
 
 std::unique_ptr<Layer> make_layer(const std::string &type, JsonReader &config) {
   static const std::map<std::string, LayerFactory> factories = {
@@ -41,6 +46,11 @@ std::unique_ptr<Layer> make_layer(const std::string &type, JsonReader &config) {
       {"embedding", make_embedding},
       {"lstm", make_lstm},
       {"output", make_output},
+      {"binary", make_binary},
+      {"clip", make_clip},
+      {"reduce", make_reduce},
+      {"softmax", make_softmax},
+      {"transpose", make_transpose},
   };
   auto it = factories.find(type);
   if (it == factories.end()) {

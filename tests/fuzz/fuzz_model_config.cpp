@@ -7,24 +7,14 @@
 #include <new>
 #include <string>
 
-#include "backend/context.h"
 #include "core/json_options.h"
+#include "fuzz_context.h"
 #include "fuzz_target.h"
 #include "model/model.h"
 
 using namespace nnrt;
 
 namespace {
-
-const std::shared_ptr<Context> &reference_context() {
-  static std::shared_ptr<Context> ctx = [] {
-    ContextOptions o;
-    o.backend = "reference";
-    o.threads = 1;
-    return Context::create(o);
-  }();
-  return ctx;
-}
 
 // True when every integer is small (seeds aside) and the input holds at most 4096 elements.
 bool small(const Json &j, const std::string &key = "") {
@@ -55,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   try {
     Json config = parse_json_object(text.c_str(), "config");
     if (!small(config)) return 0;
-    model::Model::create(reference_context(), config);
+    model::Model::create(fuzz::reference_context(), config);
   } catch (const Error &e) {
     fuzz::expect_status(e, NNRT_ERR_INVALID_ARGUMENT, NNRT_ERR_SHAPE, NNRT_ERR_DTYPE, NNRT_ERR_UNSUPPORTED,
                         NNRT_ERR_OUT_OF_MEMORY);

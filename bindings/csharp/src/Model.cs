@@ -41,6 +41,25 @@ namespace Nnrt
             return new Model(context, handle);
         }
 
+        /// <summary>Imports an ONNX model (a .onnx file, opsets 7 to 17) as an nnrt graph model. optionsJson
+        /// is null for the defaults or a JSON object with "batch" (true: ONNX dim 0 is the batch), "input"
+        /// (the example shape, for symbolic dims) and "loss" (the final Gemm becomes an output layer, so
+        /// that the model trains).</summary>
+        /// <exception cref="NnrtException">Unsupported naming the node, op type and opset; Corrupt for a
+        /// malformed file; Io when it cannot be opened.</exception>
+        public static Model ImportOnnx(Context context, string path, string optionsJson = null)
+        {
+            ModelHandle handle;
+            Check.Ok(Native.nnrt_model_import_onnx(context.Handle, Utf8.Encode(path),
+                                                   optionsJson == null ? null : Utf8.Encode(optionsJson), out handle));
+            return new Model(context, handle);
+        }
+
+        /// <summary>Writes the model as ONNX (opset 17, parameters as initializers, a symbolic batch
+        /// dim), atomically.</summary>
+        /// <exception cref="NnrtException">Unsupported for a layer with no ONNX form here (lstm); Io.</exception>
+        public void ExportOnnx(string path) { Check.Ok(Native.nnrt_model_export_onnx(Handle, Utf8.Encode(path))); }
+
         /// <summary>Saves config and parameters as one safetensors file, atomically.</summary>
         public void Save(string path) { Check.Ok(Native.nnrt_model_save(Handle, Utf8.Encode(path))); }
 

@@ -82,6 +82,10 @@ namespace Nnrt
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern Status nnrt_model_save(ModelHandle m, byte[] path);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern Status nnrt_model_import_onnx(ContextHandle ctx, byte[] path, byte[] options, out ModelHandle m);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern Status nnrt_model_export_onnx(ModelHandle m, byte[] path);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern void nnrt_model_release(IntPtr m);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern Status nnrt_model_predict(ModelHandle m, ArrayHandle input, out ArrayHandle output);

@@ -52,6 +52,43 @@ namespace Nnrt.Tests
             }
         }
 
+        /// <summary>An exported ONNX model imports back to the same predictions and, with a loss, trains;
+        /// a garbage file is Corrupt.</summary>
+        [Test]
+        public static void OnnxExportImportsBack()
+        {
+            string dir = Fixtures.TempDir();
+            try
+            {
+                string path = Path.Combine(dir, "blobs.onnx");
+                float[] x;
+                long[] y;
+                Fixtures.Blobs(20, 5, out x, out y);
+                using (var model = new Model(Ctx, Fixtures.BlobModel))
+                using (var input = NdArray.FromHost(Ctx, x, 20, 2))
+                using (var expected = model.Predict(input))
+                {
+                    model.ExportOnnx(path);
+                    using (var imported = Model.ImportOnnx(Ctx, path, "{\"loss\": \"nll\"}"))
+                    using (var got = imported.Predict(input))
+                    using (var data = Fixtures.BlobDataset(Ctx, 100, 6))
+                    using (var trainer = new Trainer(imported, Fixtures.BlobTrainer))
+                    {
+                        float[] e = expected.ToFloatArray(), g = got.ToFloatArray();
+                        for (int i = 0; i < e.Length; ++i) Assert.True(Math.Abs(e[i] - g[i]) < 1e-6, "prediction " + i);
+                        trainer.Fit(data, 1);
+                    }
+                }
+                string garbage = Path.Combine(dir, "garbage.onnx");
+                File.WriteAllBytes(garbage, new byte[] { 0xff, 0xff, 0xff });
+                Assert.Fails(Status.Corrupt, () => Model.ImportOnnx(Ctx, garbage), "garbage ONNX");
+            }
+            finally
+            {
+                Directory.Delete(dir, true);
+            }
+        }
+
         /// <summary>A trainer checkpoint restores the optimizer too: the next step's loss is bit-identical
         /// to the one the saved run had, and the checkpoint also loads as a model.</summary>
         [Test]

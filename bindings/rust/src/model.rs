@@ -7,7 +7,7 @@ use std::ptr::NonNull;
 use crate::array::Array;
 use crate::context::{Context, non_null};
 use crate::dataset::Dataset;
-use crate::error::{Result, c_path, c_string, check};
+use crate::error::{Result, c_options, c_path, c_string, check, options_ptr};
 use crate::evaluation::Evaluation;
 use crate::sys;
 use crate::text::read_string;
@@ -48,6 +48,48 @@ impl Model {
         // SAFETY: path is a valid C string; raw receives the new handle.
         check(unsafe { sys::nnrt_model_load(ctx.as_raw(), path.as_ptr(), &mut raw) })?;
         Ok(Model { raw: non_null(raw, "nnrt_model_load")? })
+    }
+
+    /// Imports an ONNX model (a `.onnx` file, opsets 7 to 17) as an nnrt graph model. `options_json`
+    /// is `""` for the defaults or a JSON object: `"batch"` (true: ONNX dim 0 is the batch),
+    /// `"input"` (the example shape, for symbolic dims), `"loss"` (makes the final Gemm an output
+    /// layer so that the model trains). An op nnrt cannot run is
+    /// [`Status::Unsupported`](crate::Status::Unsupported) naming the node, op type and opset; a
+    /// malformed file [`Status::Corrupt`](crate::Status::Corrupt).
+    pub fn import_onnx(ctx: &Context, path: impl AsRef<Path>, options_json: &str) -> Result<Model> {
+        let path = c_path(path.as_ref())?;
+        let options = c_options("options_json", options_json)?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: path and options are valid C strings (or NULL); raw receives the new handle.
+        check(unsafe { sys::nnrt_model_import_onnx(ctx.as_raw(), path.as_ptr(), options_ptr(&options), &mut raw) })?;
+        Ok(Model { raw: non_null(raw, "nnrt_model_import_onnx")? })
+    }
+
+    /// As [`import_onnx`](Model::import_onnx), from the bytes of a `.onnx` file (tensors with
+    /// external data need the file's folder and are refused).
+    pub fn import_onnx_bytes(ctx: &Context, bytes: &[u8], options_json: &str) -> Result<Model> {
+        let options = c_options("options_json", options_json)?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: bytes is a live slice read only during the call; raw receives the new handle.
+        check(unsafe {
+            sys::nnrt_model_import_onnx_memory(
+                ctx.as_raw(),
+                bytes.as_ptr().cast(),
+                bytes.len(),
+                options_ptr(&options),
+                &mut raw,
+            )
+        })?;
+        Ok(Model { raw: non_null(raw, "nnrt_model_import_onnx_memory")? })
+    }
+
+    /// Writes the model as ONNX (opset 17, parameters as initializers, a symbolic batch dim),
+    /// atomically. A layer with no ONNX form here (lstm) is
+    /// [`Status::Unsupported`](crate::Status::Unsupported).
+    pub fn export_onnx(&self, path: impl AsRef<Path>) -> Result<()> {
+        let path = c_path(path.as_ref())?;
+        // SAFETY: the handle is live; path is a valid C string.
+        check(unsafe { sys::nnrt_model_export_onnx(self.as_raw(), path.as_ptr()) })
     }
 
     /// Saves the config and parameters to one safetensors file, atomically (a crash mid-save leaves

@@ -232,6 +232,23 @@ unsafe extern "C" {
     pub fn nnrt_model_load(ctx: *mut nnrt_context, path: *const c_char, out: *mut *mut nnrt_model) -> nnrt_status;
     /// Saves a model atomically as one safetensors file.
     pub fn nnrt_model_save(m: *const nnrt_model, path: *const c_char) -> nnrt_status;
+    /// Imports an ONNX model file (options_json may be NULL).
+    pub fn nnrt_model_import_onnx(
+        ctx: *mut nnrt_context,
+        path: *const c_char,
+        options_json: *const c_char,
+        out: *mut *mut nnrt_model,
+    ) -> nnrt_status;
+    /// Imports an ONNX model from memory.
+    pub fn nnrt_model_import_onnx_memory(
+        ctx: *mut nnrt_context,
+        data: *const c_void,
+        nbytes: usize,
+        options_json: *const c_char,
+        out: *mut *mut nnrt_model,
+    ) -> nnrt_status;
+    /// Exports a model as ONNX (opset 17), atomically.
+    pub fn nnrt_model_export_onnx(m: *const nnrt_model, path: *const c_char) -> nnrt_status;
     /// Releases the caller's reference to a model; NULL does nothing.
     pub fn nnrt_model_release(m: *mut nnrt_model);
     /// Runs the model on a batch; thread-safe.

@@ -1,5 +1,6 @@
 // maxpool2d and avgpool2d over [C, H, W] examples: "kernel", "stride" (default: the kernel),
-// "padding", and for averages "count_include_pad" (default true, as PyTorch).
+// "padding" ([h, w] or [top, left, bottom, right]), and for averages "count_include_pad" (default
+// true, as PyTorch).
 #include "core/checked_math.h"
 #include "model/layer.h"
 
@@ -37,11 +38,17 @@ std::unique_ptr<Layer> make_pool(JsonReader &config, nnrt_pool_alg alg) {
   if (!config.has("kernel")) fail(NNRT_ERR_INVALID_ARGUMENT, config.name("kernel"), " is required");
   std::vector<int64_t> k = config.get_int_or_list("kernel", {}, 2, 1);
   std::vector<int64_t> s = config.get_int_or_list("stride", k, 2, 1);
-  std::vector<int64_t> pad = config.get_int_or_list("padding", {0, 0}, 2, 0);
+  // [h, w] pads both sides alike; [top, left, bottom, right] (as ONNX's pads) need not.
+  bool four = config.has("padding") && config.raw("padding").is_array() && config.raw("padding").size() == 4;
+  std::vector<int64_t> pad = four ? config.get_int_list("padding", {}) : config.get_int_or_list("padding", {0, 0}, 2, 0);
   for (int i = 0; i < 2; ++i) {
     l->p.kernel[i] = checked_int32(k[i], config.name("kernel").c_str());
     l->p.stride[i] = checked_int32(s[i], config.name("stride").c_str());
-    l->p.pad[i] = l->p.pad[i + 2] = checked_int32(pad[i], config.name("padding").c_str());
+    l->p.pad[i] = checked_int32(pad[i], config.name("padding").c_str());
+    l->p.pad[i + 2] = checked_int32(pad[four ? i + 2 : i], config.name("padding").c_str());
+  }
+  for (int64_t v : pad) {
+    if (v < 0) fail(NNRT_ERR_INVALID_ARGUMENT, config.name("padding"), ": expected values >= 0, got ", v);
   }
   if (alg != NNRT_POOL_MAX && !config.get_bool("count_include_pad", true)) l->p.alg = NNRT_POOL_AVG_EXCLUDE_PAD;
   return l;

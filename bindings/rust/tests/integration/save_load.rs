@@ -106,3 +106,25 @@ fn damaged_and_missing_files_are_reported() {
     let e = model.save("/nonexistent/folder/model.safetensors").unwrap_err();
     assert_eq!(e.status(), Status::Io);
 }
+
+#[test]
+fn an_exported_onnx_model_imports_to_the_same_predictions() {
+    let ctx = context();
+    let model = Model::new(&ctx, BLOB_MODEL).unwrap();
+    let path = temp_path("model.onnx");
+    model.export_onnx(&path).unwrap();
+    let (x, _) = blobs(&ctx, 16, 5);
+    let want = model.predict(&x).unwrap().to_vec::<f32>().unwrap();
+    let from_file = Model::import_onnx(&ctx, &path, "").unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let from_bytes = Model::import_onnx_bytes(&ctx, &bytes, r#"{"loss": "nll"}"#).unwrap();
+    for imported in [&from_file, &from_bytes] {
+        let got = imported.predict(&x).unwrap().to_vec::<f32>().unwrap();
+        assert!(got.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-6), "{got:?} vs {want:?}");
+    }
+    // With a loss the imported model trains.
+    let mut trainer = Trainer::new(&from_bytes, SGD).unwrap();
+    trainer.fit(&blob_dataset(&ctx, 64, 2), None, 1).unwrap();
+    let err = Model::import_onnx_bytes(&ctx, &bytes[..bytes.len() / 2], "").unwrap_err();
+    assert_eq!(err.status(), Status::Corrupt, "{err}");
+}

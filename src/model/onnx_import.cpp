@@ -1,0 +1,484 @@
+#include "model/onnx_import.h"
+
+#include <set>
+
+#include "core/json_options.h"
+#include "model/layer.h"
+
+namespace nnrt::io::onnx_format {
+
+namespace {
+
+// The opsets nnrt reads: 7 (the oldest with broadcasting as today) to the newest of the schema it
+// was built with (Debian's libonnx 1.12: 17).
+constexpr int64_t kOldestOpset = 7;
+constexpr int64_t kNewestOpset = 17;
+// The largest example (input or activation) an imported model may declare, in elements: building
+// the model runs one example through it, so a huge declared dim must be refused, not allocated.
+constexpr int64_t kMaxExampleElements = int64_t(1) << 28;
+
+const std::map<std::string, Importer::Translator> &translators() {
+  static const std::map<std::string, Importer::Translator> table = [] {
+    std::map<std::string, Importer::Translator> t;
+    register_conv_ops(t);
+    register_math_ops(t);
+    register_shape_ops(t);
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+ImportOptions parse_import_options(const Json &options) {
+  ImportOptions o;
+  JsonReader r(options, "options");
+  o.batch = r.get_bool("batch", true);
+  o.loss = r.get_string("loss", "");
+  o.input = r.get_int_list("input", {});
+  for (int64_t d : o.input) {
+    if (d <= 0) fail(NNRT_ERR_INVALID_ARGUMENT, "options.input: dims must be positive, got ", d);
+  }
+  if (o.input.size() >= NNRT_MAX_DIMS) fail(NNRT_ERR_INVALID_ARGUMENT, "options.input: at most ", NNRT_MAX_DIMS - 1, " dims");
+  r.finish();
+  return o;
+}
+
+Importer::Importer(std::shared_ptr<Context> ctx, onnx::ModelProto &model, std::string model_dir, ImportOptions options)
+    : ctx_(std::move(ctx)), model_(model), model_dir_(std::move(model_dir)), options_(std::move(options)) {}
+
+std::string Importer::where() const {
+  const onnx::NodeProto &n = *node_;
+  std::string name = n.name().empty() ? (n.output_size() > 0 ? n.output(0) : std::string("")) : n.name();
+  return cat("node ", node_index_, " '", name, "' (", n.op_type(), ", opset ", opset_, ")");
+}
+
+bool Importer::has_input(int i) const { return i < node_->input_size() && !node_->input(i).empty(); }
+
+const Value &Importer::value(const std::string &name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) corrupt("input \"", name, "\" is not a graph input, an initializer or an earlier node's output");
+  return it->second;
+}
+
+const Value &Importer::input(int i) const {
+  if (!has_input(i)) corrupt("input ", i, " is missing");
+  return value(node_->input(i));
+}
+
+const HostTensor &Importer::constant_input(int i, const char *what) const {
+  const Value &v = input(i);
+  if (!v.constant) unsupported(what, " (input ", i, ", \"", node_->input(i), "\") must be a constant (an initializer)");
+  return v.tensor;
+}
+
+HostTensor Importer::take_constant(int i, const char *what) {
+  constant_input(i, what);
+  const std::string &name = node_->input(i);
+  Value &v = values_.at(name);
+  if (readers_[name] > 1) return v.tensor;
+  HostTensor t;
+  t.name = v.tensor.name;
+  t.elem_type = v.tensor.elem_type;
+  t.dims = v.tensor.dims;
+  t.bytes.swap(v.tensor.bytes);
+  return t;
+}
+
+const Value &Importer::runtime_input(int i) const {
+  const Value &v = input(i);
+  if (v.constant) unsupported("input ", i, " (\"", node_->input(i), "\") is a constant; nnrt needs it computed from the model input");
+  return v;
+}
+
+namespace {
+const onnx::AttributeProto *find_attr(const onnx::NodeProto &n, const std::string &name) {
+  for (const auto &a : n.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+}  // namespace
+
+bool Importer::has_attr(const std::string &name) const { return find_attr(*node_, name) != nullptr; }
+
+int64_t Importer::attr_int(const std::string &name, int64_t fallback) const {
+  const auto *a = find_attr(*node_, name);
+  if (!a) return fallback;
+  if (a->type() != onnx::AttributeProto::INT && !a->has_i()) corrupt("attribute ", name, " should be an int");
+  return a->i();
+}
+
+double Importer::attr_float(const std::string &name, double fallback) const {
+  const auto *a = find_attr(*node_, name);
+  if (!a) return fallback;
+  if (a->type() != onnx::AttributeProto::FLOAT && !a->has_f()) corrupt("attribute ", name, " should be a float");
+  return a->f();
+}
+
+std::string Importer::attr_string(const std::string &name, const std::string &fallback) const {
+  const auto *a = find_attr(*node_, name);
+  if (!a) return fallback;
+  if (a->type() != onnx::AttributeProto::STRING && !a->has_s()) corrupt("attribute ", name, " should be a string");
+  return a->s();
+}
+
+std::vector<int64_t> Importer::attr_ints(const std::string &name, const std::vector<int64_t> &fallback) const {
+  const auto *a = find_attr(*node_, name);
+  if (!a) return fallback;
+  if (a->type() != onnx::AttributeProto::INTS && a->ints_size() == 0 && a->type() != onnx::AttributeProto::UNDEFINED) {
+    corrupt("attribute ", name, " should be a list of ints");
+  }
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+const onnx::TensorProto *Importer::attr_tensor(const std::string &name) const {
+  const auto *a = find_attr(*node_, name);
+  return a && a->has_t() ? &a->t() : nullptr;
+}
+
+void Importer::check_attrs(std::initializer_list<const char *> known) const {
+  for (const auto &a : node_->attribute()) {
+    bool ok = false;
+    for (const char *k : known) ok = ok || a.name() == k;
+    if (!ok) unsupported("attribute \"", a.name(), "\" is not supported");
+  }
+}
+
+void Importer::check_outputs(int n) const {
+  for (int i = n; i < node_->output_size(); ++i) {
+    if (!node_->output(i).empty()) unsupported("output ", i, " (\"", node_->output(i), "\") is not supported");
+  }
+  if (node_->output_size() == 0 || node_->output(0).empty()) corrupt("the node has no output");
+}
+
+int32_t Importer::example_axis(int64_t axis, int32_t onnx_rank) const {
+  if (axis < -onnx_rank || axis >= onnx_rank) corrupt("axis ", axis, " is out of range for rank ", onnx_rank);
+  int64_t a = axis < 0 ? axis + onnx_rank : axis;
+  if (options_.batch) {
+    if (a == 0) unsupported("axis ", axis, " is the batch dim; import with {\"batch\": false} if dim 0 is not a batch");
+    --a;
+  }
+  return static_cast<int32_t>(a);
+}
+
+std::string Importer::emit(const std::string &type, Json attrs, const std::vector<std::string> &inputs,
+                           std::vector<std::pair<std::string, HostTensor>> params, const std::string &output) {
+  // A unique layer name from the ONNX value's name.
+  std::string base = output.empty() ? (node_->output_size() ? node_->output(0) : type) + "/" + type : output;
+  if (base.empty() || base == "input") base = "v_" + base;
+  std::string name = base;
+  for (int k = 2; node_names_.count(name); ++k) name = cat(base, "_", k);
+  node_names_[name] = true;
+
+  std::vector<Shape> in_shapes;
+  Json in_names = Json::array();
+  for (const std::string &in : inputs) {
+    const Value &v = value(in);
+    if (v.constant) unsupported("input \"", in, "\" is a constant where nnrt needs a computed value");
+    if (v.node == "input" && integer_input_ && type != "embedding") {
+      unsupported("the model's integer input feeds nnrt ", type, "; nnrt computes in floats and reads integers only as "
+                  "embedding indices (Gather)");
+    }
+    in_shapes.push_back(v.shape);
+    in_names.push_back(v.node);
+  }
+  // Shape inference now, with the layer itself, so that later nodes know their input's shape.
+  Shape out;
+  try {
+    JsonReader reader(attrs, cat(where(), " as nnrt ", type));
+    std::unique_ptr<model::Layer> layer = model::make_layer(type, reader);
+    reader.finish();
+    layer->name = name;
+    layer->type = type;
+    out = layer->build(in_shapes);
+  } catch (const Error &e) {
+    fail(e.status() == NNRT_ERR_INVALID_ARGUMENT ? NNRT_ERR_UNSUPPORTED : e.status(), where(), ": ", e.what());
+  }
+  if (out.numel() > kMaxExampleElements) unsupported("its output ", to_string(out), " is too large");
+
+  Json node = attrs;
+  node["type"] = type;
+  node["name"] = name;
+  node["inputs"] = in_names;
+  nodes_.push_back(node);
+  shapes_[name] = out;
+  if (!params.empty()) params_[name] = std::move(params);
+  Value v;
+  v.node = name;
+  v.shape = out;
+  values_[output.empty() ? "\x01" + name : output] = v;
+  return output.empty() ? "\x01" + name : output;
+}
+
+void Importer::alias(const std::string &output, const std::string &input) { values_[output] = value(input); }
+
+void Importer::set_constant(const std::string &output, HostTensor tensor) {
+  Value v;
+  v.constant = true;
+  v.tensor = std::move(tensor);
+  values_[output] = std::move(v);
+}
+
+void Importer::translate_graph() {
+  onnx::GraphProto &g = *model_.mutable_graph();
+  std::set<std::string> initializers;
+  for (int i = 0; i < g.initializer_size(); ++i) {
+    onnx::TensorProto &t = *g.mutable_initializer(i);
+    std::string where = cat("initializer ", i, " '", t.name(), "'");
+    if (t.name().empty()) fail(NNRT_ERR_CORRUPT, where, ": it has no name");
+    if (!initializers.insert(t.name()).second) fail(NNRT_ERR_CORRUPT, where, ": the name is used twice");
+    Value v;
+    v.constant = true;
+    v.tensor = read_tensor(t, model_dir_, where);
+    values_[t.name()] = std::move(v);
+  }
+  if (g.sparse_initializer_size() > 0) fail(NNRT_ERR_UNSUPPORTED, "sparse initializers are not supported");
+
+  // The one run-time input.
+  const onnx::ValueInfoProto *in = nullptr;
+  for (const auto &vi : g.input()) {
+    if (initializers.count(vi.name())) continue;  // older IR versions list initializers as inputs
+    if (in) {
+      fail(NNRT_ERR_UNSUPPORTED, "the graph has several inputs ('", in->name(), "', '", vi.name(),
+           "', ...); nnrt models take one (the others may be initializers)");
+    }
+    in = &vi;
+  }
+  if (!in) fail(NNRT_ERR_UNSUPPORTED, "the graph has no input that is not an initializer");
+  if (!in->type().has_tensor_type()) fail(NNRT_ERR_UNSUPPORTED, "input '", in->name(), "' is not a tensor");
+  const auto &tt = in->type().tensor_type();
+  int32_t et = tt.elem_type();
+  if (et != onnx::TensorProto::FLOAT && et != onnx::TensorProto::INT64 && et != onnx::TensorProto::INT32) {
+    fail(NNRT_ERR_UNSUPPORTED, "input '", in->name(), "' holds ", element_type_name(et),
+         "; nnrt imports float (or integer index) inputs");
+  }
+  std::vector<int64_t> dims;
+  if (!tt.has_shape()) fail(NNRT_ERR_UNSUPPORTED, "input '", in->name(), "' has no declared shape");
+  for (int i = 0; i < tt.shape().dim_size(); ++i) {
+    const auto &d = tt.shape().dim(i);
+    dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  }
+  if (options_.batch) {
+    if (dims.empty()) fail(NNRT_ERR_UNSUPPORTED, "input '", in->name(), "' is a scalar; its dim 0 cannot be the batch");
+    dims.erase(dims.begin());
+  }
+  if (!options_.input.empty()) {
+    if (options_.input.size() != dims.size()) {
+      fail(NNRT_ERR_INVALID_ARGUMENT, "options.input has ", options_.input.size(), " dims, but input '", in->name(),
+           "' has ", dims.size(), " per example");
+    }
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (dims[i] > 0 && dims[i] != options_.input[i]) {
+        fail(NNRT_ERR_INVALID_ARGUMENT, "options.input ", to_string(Shape::of(options_.input)), " disagrees with input '",
+             in->name(), "' declared ", to_string(Shape::of(dims)));
+      }
+    }
+    dims = options_.input;
+  }
+  if (dims.empty()) fail(NNRT_ERR_UNSUPPORTED, "input '", in->name(), "': examples must have at least one dim");
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d <= 0) {
+      fail(NNRT_ERR_UNSUPPORTED, "input '", in->name(), "' has a symbolic or zero dim besides the batch; give the example shape as options {\"input\": [...]}");
+    }
+    if (d > kMaxExampleElements / n) fail(NNRT_ERR_UNSUPPORTED, "input '", in->name(), "': its declared dims are too large");
+    n *= d;
+  }
+  if (dims.size() >= NNRT_MAX_DIMS) fail(NNRT_ERR_UNSUPPORTED, "input '", in->name(), "' has too many dims");
+  integer_input_ = et != onnx::TensorProto::FLOAT;
+  Value input;
+  input.node = "input";
+  input.shape = Shape::of(dims);
+  values_[in->name()] = input;
+  input_shape_ = input.shape;
+
+  // Every name some node makes, to tell a dangling input from a cycle.
+  std::set<std::string> produced;
+  for (const auto &node : g.node()) {
+    for (const auto &o : node.output()) produced.insert(o);
+    for (const auto &i : node.input()) readers_[i]++;
+  }
+  for (const auto &o : g.output()) readers_[o.name()]++;
+
+  const auto &table = translators();
+  for (int i = 0; i < g.node_size(); ++i) {
+    node_ = &g.node(i);
+    node_index_ = i;
+    const std::string &domain = node_->domain();
+    if (!domain.empty() && domain != "ai.onnx") unsupported("domain \"", domain, "\" is not supported");
+    for (const std::string &name : node_->input()) {
+      if (name.empty() || values_.count(name)) continue;
+      if (produced.count(name)) corrupt("input \"", name, "\" is made by a later node: the graph has a cycle or is not sorted");
+      corrupt("input \"", name, "\" is not a graph input, an initializer or any node's output (a dangling name)");
+    }
+    auto it = table.find(node_->op_type());
+    if (it == table.end()) unsupported("op type ", node_->op_type(), " is not supported");
+    it->second(*this);
+    for (const std::string &name : node_->input()) readers_[name]--;
+  }
+  node_ = nullptr;
+
+  if (g.output_size() != 1) fail(NNRT_ERR_UNSUPPORTED, "the graph has ", g.output_size(), " outputs; nnrt models predict one");
+  auto out = values_.find(g.output(0).name());
+  if (out == values_.end()) fail(NNRT_ERR_CORRUPT, "graph output '", g.output(0).name(), "' is made by no node");
+  if (out->second.constant) fail(NNRT_ERR_UNSUPPORTED, "graph output '", g.output(0).name(), "' is a constant");
+  output_ = out->second.node;
+  if (output_ == "input") {
+    onnx::NodeProto identity;  // the model must hold a layer: an identity one
+    identity.set_op_type("Identity");
+    identity.add_output(g.output(0).name());
+    node_ = &identity;
+    output_ = value(emit("activation", {{"activation", "identity"}}, {g.output(0).name()}, {}, "")).node;
+    node_ = nullptr;
+  }
+}
+
+void Importer::apply_loss() {
+  // The last layer must be dense, maybe followed by a softmax over its units: together they
+  // become one output layer with the loss.
+  auto find = [&](const std::string &name) -> Json * {
+    for (Json &n : nodes_)
+      if (n["name"] == name) return &n;
+    return nullptr;
+  };
+  auto consumers = [&](const std::string &name) {
+    int c = 0;
+    for (Json &n : nodes_)
+      for (auto &i : n["inputs"]) c += i == name;
+    return c;
+  };
+  Json *last = find(output_);
+  std::string activation;
+  if ((*last)["type"] == "softmax" && shapes_[output_].rank == 1) {
+    activation = (*last).value("log", false) ? "log_softmax" : "softmax";
+    std::string prev = (*last)["inputs"][0];
+    if (prev == "input" || consumers(prev) != 1) {
+      fail(NNRT_ERR_UNSUPPORTED, "options.loss: the softmax '", output_, "' does not follow a Gemm/MatMul of its own");
+    }
+    Json *dense = find(prev);
+    for (auto it = nodes_.begin(); it != nodes_.end(); ++it) {
+      if ((*it)["name"] == output_) {
+        nodes_.erase(it);
+        break;
+      }
+    }
+    output_ = prev;
+    last = find(prev);
+    (void)dense;
+  }
+  if ((*last)["type"] != "dense" || (*last).value("activation", "identity") != "identity") {
+    fail(NNRT_ERR_UNSUPPORTED, "options.loss: the model must end in a Gemm or MatMul with weights (then maybe Softmax or "
+         "LogSoftmax) to train; it ends in nnrt ", (*last)["type"].get<std::string>(), " '", output_, "'");
+  }
+  const std::string &loss = options_.loss;
+  bool class_loss = loss == "nll" || loss == "cross_entropy";
+  if (activation.empty()) activation = class_loss ? "softmax" : (loss == "bce" ? "sigmoid" : "identity");
+  (*last)["type"] = "output";
+  (*last)["activation"] = activation;
+  (*last)["loss"] = loss;
+}
+
+std::shared_ptr<model::Model> Importer::run() {
+  if (!model_.has_graph()) fail(NNRT_ERR_CORRUPT, "the model has no graph");
+  bool found = false;
+  for (const auto &op : model_.opset_import()) {
+    if (op.domain().empty() || op.domain() == "ai.onnx") {
+      opset_ = op.version();
+      found = true;
+    }
+  }
+  if (!found) fail(NNRT_ERR_CORRUPT, "the model imports no version of the default ONNX opset");
+  if (opset_ < kOldestOpset || opset_ > kNewestOpset) {
+    fail(NNRT_ERR_UNSUPPORTED, "opset ", opset_, ": nnrt imports opsets ", kOldestOpset, " to ", kNewestOpset);
+  }
+  translate_graph();
+  if (!options_.loss.empty()) apply_loss();
+
+  Json config;
+  config["input"] = input_shape_.vec();
+  config["seed"] = 0;
+  config["nodes"] = nodes_;
+  config["outputs"] = Json::array({output_});
+  std::shared_ptr<model::Model> m = model::Model::create(ctx_, config);
+
+  // The ONNX weights into the built model's parameters, each freed once copied.
+  for (auto &[layer, params] : params_) {
+    for (auto &[suffix, tensor] : params) {
+      std::string name = layer + "." + suffix;
+      model::Param *p = nullptr;
+      for (model::Param &q : m->params())
+        if (q.name == name) p = &q;
+      if (!p) continue;  // a layer that dropped it (a dense merged into an output layer keeps both)
+      Shape want = p->value.shape();
+      if (tensor.numel() != want.numel()) {
+        fail(NNRT_ERR_CORRUPT, "tensor '", tensor.name, "' has ", tensor.numel(), " elements, but ", name, " is ",
+             to_string(want));
+      }
+      if (tensor.elem_type == onnx::TensorProto::FLOAT) {
+        p->value.copy_from_host(tensor.bytes.data(), tensor.bytes.size());
+      } else {
+        std::vector<float> f = tensor.floats();
+        p->value.copy_from_host(f.data(), f.size() * sizeof(float));
+      }
+      std::string().swap(tensor.bytes);
+    }
+  }
+  return m;
+}
+
+std::shared_ptr<model::Model> import_model(std::shared_ptr<Context> ctx, onnx::ModelProto &model,
+                                           const std::string &model_dir, const ImportOptions &options) {
+  Importer importer(std::move(ctx), model, model_dir, options);
+  return importer.run();
+}
+
+}  // namespace nnrt::io::onnx_format
+
+// ---- files and buffers ----------------------------------------------------------------------
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+
+namespace nnrt::io::onnx_format {
+
+namespace {
+
+// A protobuf parse that fails says little; nnrt says what it was reading.
+void parse_or_corrupt(bool ok, const std::string &what) {
+  if (!ok) fail(NNRT_ERR_CORRUPT, what, ": not a valid ONNX model (the protobuf is truncated or malformed)");
+}
+
+}  // namespace
+
+std::shared_ptr<model::Model> import_file(std::shared_ptr<Context> ctx, const std::string &path, const ImportOptions &options) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(NNRT_ERR_IO, "cannot open \"", path, "\": ", std::strerror(errno));
+  onnx::ModelProto proto;
+  bool ok;
+  {
+    // Parsed straight from the file: the weights are held once, in the message.
+    google::protobuf::io::FileInputStream in(fd);
+    in.SetCloseOnDelete(true);
+    ok = proto.ParseFromZeroCopyStream(&in);
+  }
+  parse_or_corrupt(ok, "\"" + path + "\"");
+  size_t slash = path.find_last_of('/');
+  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  return import_model(std::move(ctx), proto, dir, options);
+}
+
+std::shared_ptr<model::Model> import_memory(std::shared_ptr<Context> ctx, const void *data, size_t nbytes,
+                                            const ImportOptions &options) {
+  if (nbytes > static_cast<size_t>(INT32_MAX)) fail(NNRT_ERR_UNSUPPORTED, "an ONNX buffer of 2 GiB or more");
+  onnx::ModelProto proto;
+  parse_or_corrupt(proto.ParseFromArray(data, static_cast<int>(nbytes)), "the buffer");
+  return import_model(std::move(ctx), proto, "", options);
+}
+
+}  // namespace nnrt::io::onnx_format

@@ -1,0 +1,143 @@
+// ONNX import: an onnx.ModelProto mapped node by node onto an nnrt graph model (the "nodes" form of
+// the JSON config), its initializers becoming the model's parameters. Every ONNX node becomes one
+// or a few nnrt layers; what nnrt cannot express exactly is refused with NNRT_ERR_UNSUPPORTED naming
+// the node, its op type and opset, never imported approximately.
+//
+// nnrt models take one input whose dim 0 is the batch. By default the ONNX graph's input is read the
+// same way (dim 0 is the batch, of any size); with {"batch": false} the ONNX input is one example
+// and nnrt adds a batch dim in front, so ops over ONNX's dim 0 can be expressed too.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "io/onnx_tensor.h"
+#include "model/model.h"
+
+namespace nnrt::io::onnx_format {
+
+struct ImportOptions {
+  bool batch = true;            // ONNX dim 0 is the batch
+  std::string loss;             // non-empty: the final dense (+ softmax) becomes an output layer
+  std::vector<int64_t> input;   // the per-example input shape, for inputs with symbolic dims
+};
+ImportOptions parse_import_options(const Json &options);
+
+// Parses `model` (from a file or memory) and builds the nnrt model. `model_dir` is where external
+// data is looked up ("" for memory). Throws nnrt::Error: NNRT_ERR_CORRUPT for a malformed model
+// (the message names the node or tensor), NNRT_ERR_UNSUPPORTED for what nnrt cannot run.
+std::shared_ptr<model::Model> import_model(std::shared_ptr<Context> ctx, onnx::ModelProto &model,
+                                           const std::string &model_dir, const ImportOptions &options);
+
+// What the importer knows of an ONNX value.
+struct Value {
+  std::string node;        // the nnrt node that makes it ("input" for the model input)
+  Shape shape;             // per example, as nnrt sees it
+  bool constant = false;   // an initializer or a Constant's output: `tensor` holds it
+  HostTensor tensor;
+};
+
+// The state of one import; the per-op translators (onnx_import_*.cpp) work through it.
+class Importer {
+ public:
+  Importer(std::shared_ptr<Context> ctx, onnx::ModelProto &model, std::string model_dir, ImportOptions options);
+  std::shared_ptr<model::Model> run();
+
+  // ---- for the translators: the node being translated ----
+  const onnx::NodeProto &node() const { return *node_; }
+  int64_t opset() const { return opset_; }
+  bool batch() const { return options_.batch; }
+  // Throws NNRT_ERR_UNSUPPORTED / NNRT_ERR_CORRUPT: "node 'n' (Op, opset k): ...".
+  template <class... Parts>
+  [[noreturn]] void unsupported(Parts &&...parts) const {
+    fail(NNRT_ERR_UNSUPPORTED, where(), ": ", std::forward<Parts>(parts)...);
+  }
+  template <class... Parts>
+  [[noreturn]] void corrupt(Parts &&...parts) const {
+    fail(NNRT_ERR_CORRUPT, where(), ": ", std::forward<Parts>(parts)...);
+  }
+  std::string where() const;
+
+  // Inputs: whether input i is given (optional inputs may be empty names), and its value.
+  bool has_input(int i) const;
+  const Value &input(int i) const;
+  // Input i as a constant; NNRT_ERR_UNSUPPORTED when it is computed at run time.
+  const HostTensor &constant_input(int i, const char *what) const;
+  // Input i as a constant that becomes a parameter: moved out of the importer when this node is its
+  // last reader (so that the weights are held once), else copied.
+  HostTensor take_constant(int i, const char *what);
+  // Input i as a run-time value (an nnrt node); NNRT_ERR_UNSUPPORTED when it is a constant.
+  const Value &runtime_input(int i) const;
+  int inputs() const { return node_->input_size(); }
+
+  // Attributes.
+  bool has_attr(const std::string &name) const;
+  int64_t attr_int(const std::string &name, int64_t fallback) const;
+  double attr_float(const std::string &name, double fallback) const;
+  std::string attr_string(const std::string &name, const std::string &fallback) const;
+  std::vector<int64_t> attr_ints(const std::string &name, const std::vector<int64_t> &fallback) const;
+  const onnx::TensorProto *attr_tensor(const std::string &name) const;
+  // Refuses attributes other than `known` (so that none is silently ignored).
+  void check_attrs(std::initializer_list<const char *> known) const;
+  // Refuses a node with more than n outputs in use.
+  void check_outputs(int n) const;
+
+  // Axes: ONNX axis (negative counts from the end) of a value of ONNX rank `rank` -> per-example
+  // axis; NNRT_ERR_UNSUPPORTED for the batch dim.
+  int32_t example_axis(int64_t axis, int32_t onnx_rank) const;
+  int32_t onnx_rank(const Value &v) const { return v.shape.rank + (options_.batch ? 1 : 0); }
+
+  // Output: one nnrt layer of `type` with config `attrs`, reading the run-time values `inputs` (ONNX
+  // names), owning `params` (suffix -> tensor, copied into the model after build). `output` names
+  // the ONNX value it makes ("" for an internal step: the layer's name is returned).
+  std::string emit(const std::string &type, Json attrs, const std::vector<std::string> &inputs,
+                   std::vector<std::pair<std::string, HostTensor>> params, const std::string &output);
+  // Output `output` is the same value as `input` (Identity, inference-time Dropout).
+  void alias(const std::string &output, const std::string &input);
+  void set_constant(const std::string &output, HostTensor tensor);
+  const Value &value(const std::string &name) const;
+
+  using Translator = std::function<void(Importer &)>;
+
+ private:
+  void translate_graph();
+  void apply_loss();
+
+  std::shared_ptr<Context> ctx_;
+  onnx::ModelProto &model_;
+  std::string model_dir_;
+  ImportOptions options_;
+  int64_t opset_ = 0;
+  const onnx::NodeProto *node_ = nullptr;
+  int node_index_ = 0;
+  std::map<std::string, Value> values_;
+  std::map<std::string, int> readers_;  // nodes (and graph outputs) still to read each value
+  std::map<std::string, bool> node_names_;
+  Json nodes_ = Json::array();
+  std::map<std::string, std::vector<std::pair<std::string, HostTensor>>> params_;  // by layer
+  std::map<std::string, Shape> shapes_;  // per layer
+  std::string output_;
+  Shape input_shape_;
+  bool integer_input_ = false;  // the ONNX input holds indices: only an embedding may read it
+};
+
+// The translators, one registry per file: op type -> translator.
+void register_conv_ops(std::map<std::string, Importer::Translator> &table);
+void register_math_ops(std::map<std::string, Importer::Translator> &table);
+void register_shape_ops(std::map<std::string, Importer::Translator> &table);
+
+}  // namespace nnrt::io::onnx_format
+
+namespace nnrt::io::onnx_format {
+
+// A .onnx file or buffer to a model. Throws NNRT_ERR_IO (file), NNRT_ERR_CORRUPT (not a parsable
+// ModelProto) and what import_model throws.
+std::shared_ptr<model::Model> import_file(std::shared_ptr<Context> ctx, const std::string &path, const ImportOptions &options);
+std::shared_ptr<model::Model> import_memory(std::shared_ptr<Context> ctx, const void *data, size_t nbytes,
+                                            const ImportOptions &options);
+
+}  // namespace nnrt::io::onnx_format

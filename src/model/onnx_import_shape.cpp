@@ -1,0 +1,202 @@
+// ONNX Reshape, Flatten, Transpose, Concat, Identity, Dropout, Constant and Gather (as an embedding
+// lookup) onto nnrt's reshape, flatten, transpose, concat, dropout and embedding layers.
+#include "model/onnx_import.h"
+
+namespace nnrt::io::onnx_format {
+
+namespace {
+
+int64_t product(const std::vector<int64_t> &d, size_t from = 0, size_t to = SIZE_MAX) {
+  int64_t p = 1;
+  for (size_t i = from; i < d.size() && i < to; ++i) p *= d[i];
+  return p;
+}
+
+void reshape_to(Importer &im, std::vector<int64_t> example) {
+  for (int64_t d : example)
+    if (d == 0) im.unsupported("empty tensors are not supported");
+  im.emit("reshape", {{"shape", example}}, {im.node().input(0)}, {}, im.node().output(0));
+}
+
+void reshape(Importer &im) {
+  im.check_attrs({"allowzero"});
+  im.check_outputs(1);
+  const Value &x = im.runtime_input(0);
+  std::vector<int64_t> target = im.constant_input(1, "the shape").ints();
+  bool allowzero = im.attr_int("allowzero", 0) != 0;
+  std::vector<int64_t> ex = x.shape.vec();
+  std::vector<int64_t> full = ex;
+  if (im.batch()) full.insert(full.begin(), -2);  // the batch: unknown here
+  int free = 0;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == 0 && !allowzero) {
+      if (i >= full.size()) im.corrupt("shape[", i, "] = 0 copies a dim the input does not have");
+      target[i] = full[i];
+    }
+    if (target[i] == -1) ++free;
+    else if (target[i] < -1 && !(target[i] == -2 && i == 0)) im.corrupt("shape[", i, "] = ", target[i], " is negative");
+  }
+  if (free > 1) im.corrupt("the shape has more than one -1");
+  if (!im.batch()) {
+    reshape_to(im, target);
+    return;
+  }
+  if (target.empty()) im.unsupported("a reshape to a scalar drops the batch dim");
+  std::vector<int64_t> rest(target.begin() + 1, target.end());
+  int64_t e = product(ex);
+  if (target[0] == -2) {  // the batch kept
+    reshape_to(im, rest);
+  } else if (target[0] == -1 || free == 0) {
+    // The batch stays dim 0 when the rest holds exactly one example.
+    bool rest_free = false;
+    for (int64_t d : rest) rest_free = rest_free || d == -1;
+    if (rest_free || product(rest) != e) {
+      im.unsupported("the shape ", to_string(Shape::of(target)), " moves elements across the batch dim (examples are ",
+                     to_string(x.shape), "); import with {\"batch\": false} if dim 0 is not a batch");
+    }
+    reshape_to(im, rest);
+  } else {
+    im.unsupported("the shape ", to_string(Shape::of(target)), " leaves the batch dim ambiguous");
+  }
+}
+
+void flatten(Importer &im) {
+  im.check_attrs({"axis"});
+  im.check_outputs(1);
+  const Value &x = im.runtime_input(0);
+  int32_t rank = im.onnx_rank(x);
+  int64_t axis = im.attr_int("axis", 1);
+  if (axis < -rank || axis > rank) im.corrupt("axis ", axis, " is out of range for rank ", rank);
+  if (axis < 0) axis += rank;
+  std::vector<int64_t> full = x.shape.vec();
+  if (!im.batch()) {
+    reshape_to(im, {product(full, 0, axis), product(full, axis)});
+    return;
+  }
+  // Only axis 1 keeps dim 0 the batch: 0 moves it into the features, more merge dims into it.
+  if (axis != 1) im.unsupported("axis ", axis, " reshapes the batch dim; import with {\"batch\": false} if dim 0 is not a batch");
+  im.emit("flatten", Json::object(), {im.node().input(0)}, {}, im.node().output(0));
+}
+
+void transpose(Importer &im) {
+  im.check_attrs({"perm"});
+  im.check_outputs(1);
+  const Value &x = im.runtime_input(0);
+  int32_t rank = im.onnx_rank(x);
+  std::vector<int64_t> reversed;
+  for (int32_t i = rank - 1; i >= 0; --i) reversed.push_back(i);
+  std::vector<int64_t> perm = im.attr_ints("perm", reversed);
+  if (static_cast<int32_t>(perm.size()) != rank) im.corrupt("perm has ", perm.size(), " values for rank ", rank);
+  if (im.batch()) {
+    if (perm[0] != 0) im.unsupported("perm ", to_string(Shape::of(perm)), " moves the batch dim");
+    perm.erase(perm.begin());
+    for (int64_t &p : perm) --p;
+  }
+  im.emit("transpose", {{"perm", perm}}, {im.node().input(0)}, {}, im.node().output(0));
+}
+
+void concat(Importer &im) {
+  im.check_attrs({"axis"});
+  im.check_outputs(1);
+  if (!im.has_attr("axis")) im.corrupt("axis is required");
+  std::vector<std::string> inputs;
+  for (int i = 0; i < im.inputs(); ++i) {
+    im.runtime_input(i);
+    inputs.push_back(im.node().input(i));
+  }
+  int32_t dim = im.example_axis(im.attr_int("axis", 0), im.onnx_rank(im.input(0)));
+  im.emit("concat", {{"axis", dim}}, inputs, {}, im.node().output(0));
+}
+
+void identity(Importer &im) {
+  im.check_attrs({});
+  im.check_outputs(1);
+  im.input(0);
+  im.alias(im.node().output(0), im.node().input(0));
+}
+
+// Dropout: identity at inference; imported as nnrt dropout so that fine-tuning drops too.
+void dropout(Importer &im) {
+  im.check_outputs(1);
+  im.runtime_input(0);
+  double ratio = 0.5;
+  if (im.opset() < 12) {
+    im.check_attrs({"ratio", "is_test"});
+    ratio = im.attr_float("ratio", 0.5);
+  } else {
+    // "seed" only fixes the masks of a training-mode run, which is refused below; when nnrt
+    // fine-tunes the model its masks come from the model's seed.
+    im.check_attrs({"seed"});
+    if (im.has_input(1)) {
+      const HostTensor &r = im.constant_input(1, "ratio");
+      if (r.numel() != 1) im.corrupt("ratio must be a scalar");
+      ratio = r.floats()[0];
+    }
+    if (im.has_input(2)) {
+      const HostTensor &t = im.constant_input(2, "training_mode");
+      if (t.numel() != 1) im.corrupt("training_mode must be a scalar");
+      if (t.ints()[0] != 0) im.unsupported("training_mode = true: ONNX's random masks cannot be reproduced");
+    }
+  }
+  if (!(ratio >= 0 && ratio < 1)) im.unsupported("ratio ", ratio, " is not in [0, 1)");
+  im.emit("dropout", {{"rate", ratio}}, {im.node().input(0)}, {}, im.node().output(0));
+}
+
+void constant(Importer &im) {
+  im.check_outputs(1);
+  if (im.node().attribute_size() != 1) im.corrupt("a Constant has exactly one attribute, got ", im.node().attribute_size());
+  const onnx::AttributeProto &a = im.node().attribute(0);
+  onnx::TensorProto t;
+  if (a.name() == "value") {
+    t = a.t();
+  } else if (a.name() == "value_float") {
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    t.add_float_data(a.f());
+  } else if (a.name() == "value_floats") {
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    t.add_dims(a.floats_size());
+    for (float f : a.floats()) t.add_float_data(f);
+  } else if (a.name() == "value_int") {
+    t.set_data_type(onnx::TensorProto::INT64);
+    t.add_int64_data(a.i());
+  } else if (a.name() == "value_ints") {
+    t.set_data_type(onnx::TensorProto::INT64);
+    t.add_dims(a.ints_size());
+    for (int64_t v : a.ints()) t.add_int64_data(v);
+  } else {
+    im.unsupported("attribute \"", a.name(), "\" is not supported");
+  }
+  t.set_name(im.node().output(0));
+  im.set_constant(im.node().output(0), read_tensor(t, "", im.where()));
+}
+
+// Gather of rows of a constant table by the model's indices: an embedding lookup.
+void gather(Importer &im) {
+  im.check_attrs({"axis"});
+  im.check_outputs(1);
+  if (im.attr_int("axis", 0) != 0) im.unsupported("only axis 0 (an embedding lookup) is supported");
+  const Value &idx = im.runtime_input(1);
+  if (idx.shape.rank > 1) im.unsupported("indices must be [N] or [N, T]");
+  HostTensor table = im.take_constant(0, "the table");
+  if (table.dims.size() != 2) im.unsupported("the table must be [rows, features], got ", to_string(Shape::of(table.dims)));
+  int64_t rows = table.dims[0], units = table.dims[1];
+  std::vector<std::pair<std::string, HostTensor>> params;
+  params.emplace_back("weight", std::move(table));
+  im.emit("embedding", {{"vocab", rows}, {"units", units}, {"init", "zeros"}}, {im.node().input(1)}, std::move(params),
+          im.node().output(0));
+}
+
+}  // namespace
+
+void register_shape_ops(std::map<std::string, Importer::Translator> &t) {
+  t["Reshape"] = reshape;
+  t["Flatten"] = flatten;
+  t["Transpose"] = transpose;
+  t["Concat"] = concat;
+  t["Identity"] = identity;
+  t["Dropout"] = dropout;
+  t["Constant"] = constant;
+  t["Gather"] = gather;
+}
+
+}  // namespace nnrt::io::onnx_format

@@ -1,0 +1,319 @@
+// The ONNX importer and exporter through the C API: models built here with the real schema
+// (onnx.pb.h), every bad-input path of the issue (truncated or corrupt protobuf, a cycle, a dangling
+// name, data size against shape, external data outside the folder or missing, huge declared dims),
+// and an imported model that predicts, saves, loads, trains and exports.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "nnrt/nnrt.h"
+#include "onnx.pb.h"
+
+namespace {
+
+struct Dir {
+  std::string path;
+  Dir() {
+    char tmpl[] = "/tmp/nnrt-onnx-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~Dir() { std::system(("rm -rf '" + path + "'").c_str()); }
+};
+
+void write(const std::string &path, const std::string &bytes) { std::ofstream(path, std::ios::binary) << bytes; }
+
+onnx::TensorProto floats(const std::string &name, std::vector<int64_t> dims, std::vector<float> v) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) t.add_dims(d);
+  t.set_raw_data(v.data(), v.size() * sizeof(float));
+  return t;
+}
+
+void set_input(onnx::ValueInfoProto &v, const std::string &name, std::vector<int64_t> dims) {
+  v.set_name(name);
+  auto &t = *v.mutable_type()->mutable_tensor_type();
+  t.set_elem_type(onnx::TensorProto::FLOAT);
+  t.mutable_shape()->add_dim()->set_dim_param("N");
+  for (int64_t d : dims) t.mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+onnx::NodeProto &node(onnx::GraphProto &g, const std::string &op, std::vector<std::string> in, const std::string &out) {
+  onnx::NodeProto &n = *g.add_node();
+  n.set_op_type(op);
+  n.set_name(out);
+  for (auto &i : in) n.add_input(i);
+  n.add_output(out);
+  return n;
+}
+
+// x [N, 4] -> Gemm(W [3, 4], b [3], transB) -> Relu -> Gemm(W2 [2, 3]) -> Softmax: y [N, 2].
+onnx::ModelProto mlp() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto &g = *m.mutable_graph();
+  set_input(*g.add_input(), "x", {4});
+  *g.add_initializer() = floats("W", {3, 4}, {0.1f, -0.2f, 0.3f, 0.4f, -0.5f, 0.6f, 0.7f, -0.8f, 0.9f, 1.0f, -1.1f, 1.2f});
+  *g.add_initializer() = floats("b", {3}, {0.01f, 0.02f, -0.03f});
+  *g.add_initializer() = floats("W2", {2, 3}, {0.5f, -0.5f, 0.25f, -0.25f, 0.75f, 1.0f});
+  auto &gemm = node(g, "Gemm", {"x", "W", "b"}, "h");
+  auto *a = gemm.add_attribute();
+  a->set_name("transB");
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(1);
+  node(g, "Relu", {"h"}, "r");
+  auto &gemm2 = node(g, "Gemm", {"r", "W2"}, "z");
+  *gemm2.add_attribute() = *a;
+  node(g, "Softmax", {"z"}, "y");
+  set_input(*g.add_output(), "y", {2});
+  return m;
+}
+
+struct Context {
+  nnrt_context *ctx = nullptr;
+  Context() { EXPECT_EQ(nnrt_context_create("{\"backend\": \"reference\"}", &ctx), NNRT_OK); }
+  ~Context() { nnrt_context_release(ctx); }
+};
+
+nnrt_status import(Context &c, const onnx::ModelProto &m, std::string *msg = nullptr) {
+  std::string bytes = m.SerializeAsString();
+  nnrt_model *out = nullptr;
+  nnrt_status s = nnrt_model_import_onnx_memory(c.ctx, bytes.data(), bytes.size(), nullptr, &out);
+  if (msg) *msg = nnrt_last_error();
+  nnrt_model_release(out);
+  return s;
+}
+
+std::vector<float> predict(nnrt_model *m, nnrt_context *ctx, const std::vector<float> &x, int64_t n, int64_t f) {
+  int64_t shape[2] = {n, f};
+  nnrt_array *a = nullptr, *y = nullptr;
+  EXPECT_EQ(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 2, shape, x.data(), x.size() * 4, &a), NNRT_OK);
+  EXPECT_EQ(nnrt_model_predict(m, a, &y), NNRT_OK) << nnrt_last_error();
+  size_t nbytes = 0;
+  nnrt_array_nbytes(y, &nbytes);
+  std::vector<float> out(nbytes / 4);
+  nnrt_array_to_host(y, out.data(), nbytes);
+  nnrt_array_release(a);
+  nnrt_array_release(y);
+  return out;
+}
+
+TEST(OnnxImport, MlpPredictsWhatTheGraphComputes) {
+  Context c;
+  Dir dir;
+  std::string path = dir.path + "/mlp.onnx";
+  write(path, mlp().SerializeAsString());
+  nnrt_model *m = nullptr;
+  ASSERT_EQ(nnrt_model_import_onnx(c.ctx, path.c_str(), nullptr, &m), NNRT_OK) << nnrt_last_error();
+  std::vector<float> x = {1, 2, 3, 4, -1, 0.5f, 2, -3};
+  std::vector<float> y = predict(m, c.ctx, x, 2, 4);
+  // By hand: h = relu(x W^T + b), z = h W2^T, y = softmax(z).
+  const float W[3][4] = {{0.1f, -0.2f, 0.3f, 0.4f}, {-0.5f, 0.6f, 0.7f, -0.8f}, {0.9f, 1.0f, -1.1f, 1.2f}};
+  const float b[3] = {0.01f, 0.02f, -0.03f}, W2[2][3] = {{0.5f, -0.5f, 0.25f}, {-0.25f, 0.75f, 1.0f}};
+  for (int n = 0; n < 2; ++n) {
+    float h[3], z[2];
+    for (int j = 0; j < 3; ++j) {
+      h[j] = b[j];
+      for (int k = 0; k < 4; ++k) h[j] += x[n * 4 + k] * W[j][k];
+      h[j] = std::max(h[j], 0.0f);
+    }
+    for (int j = 0; j < 2; ++j) z[j] = h[0] * W2[j][0] + h[1] * W2[j][1] + h[2] * W2[j][2];
+    float e0 = std::exp(z[0]), e1 = std::exp(z[1]);
+    EXPECT_NEAR(y[n * 2], e0 / (e0 + e1), 1e-6);
+    EXPECT_NEAR(y[n * 2 + 1], e1 / (e0 + e1), 1e-6);
+  }
+  // Saves to safetensors and loads back to the same outputs; exports and re-imports too.
+  std::string st = dir.path + "/mlp.safetensors", ox = dir.path + "/again.onnx";
+  ASSERT_EQ(nnrt_model_save(m, st.c_str()), NNRT_OK) << nnrt_last_error();
+  ASSERT_EQ(nnrt_model_export_onnx(m, ox.c_str()), NNRT_OK) << nnrt_last_error();
+  nnrt_model *loaded = nullptr, *again = nullptr;
+  ASSERT_EQ(nnrt_model_load(c.ctx, st.c_str(), &loaded), NNRT_OK) << nnrt_last_error();
+  ASSERT_EQ(nnrt_model_import_onnx(c.ctx, ox.c_str(), nullptr, &again), NNRT_OK) << nnrt_last_error();
+  EXPECT_EQ(predict(loaded, c.ctx, x, 2, 4), y);
+  std::vector<float> y2 = predict(again, c.ctx, x, 2, 4);
+  for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y2[i], y[i], 1e-6);
+  nnrt_model_release(loaded);
+  nnrt_model_release(again);
+  nnrt_model_release(m);
+}
+
+TEST(OnnxImport, WithALossTheModelTrains) {
+  Context c;
+  std::string bytes = mlp().SerializeAsString();
+  nnrt_model *m = nullptr;
+  nnrt_trainer *t = nullptr;
+  EXPECT_EQ(nnrt_model_import_onnx_memory(c.ctx, bytes.data(), bytes.size(), nullptr, &m), NNRT_OK);
+  EXPECT_EQ(nnrt_trainer_create(m, "{}", &t), NNRT_ERR_INVALID_ARGUMENT);  // no loss: no output layer
+  nnrt_model_release(m);
+  ASSERT_EQ(nnrt_model_import_onnx_memory(c.ctx, bytes.data(), bytes.size(), "{\"loss\": \"nll\"}", &m), NNRT_OK)
+      << nnrt_last_error();
+  ASSERT_EQ(nnrt_trainer_create(m, "{\"optimizer\": {\"type\": \"sgd\", \"learning_rate\": 0.1}}", &t), NNRT_OK)
+      << nnrt_last_error();
+  // Two separable classes: the loss must fall.
+  std::vector<float> x;
+  std::vector<int64_t> labels;
+  for (int i = 0; i < 16; ++i) {
+    float s = i % 2 ? 1.0f : -1.0f;
+    for (int k = 0; k < 4; ++k) x.push_back(s * (0.5f + 0.1f * k) + 0.05f * ((i * 7 + k) % 5 - 2));
+    labels.push_back(1 - i % 2);  // the opposite of what the initial weights say
+  }
+  int64_t xs[2] = {16, 4}, ys[1] = {16};
+  nnrt_array *xa = nullptr, *ya = nullptr;
+  ASSERT_EQ(nnrt_array_from_host(c.ctx, NNRT_DTYPE_F32, 2, xs, x.data(), x.size() * 4, &xa), NNRT_OK);
+  ASSERT_EQ(nnrt_array_from_host(c.ctx, NNRT_DTYPE_I64, 1, ys, labels.data(), labels.size() * 8, &ya), NNRT_OK);
+  double first = 0, last = 0;
+  for (int step = 0; step < 100; ++step) {
+    ASSERT_EQ(nnrt_trainer_step(t, xa, ya, &last), NNRT_OK) << nnrt_last_error();
+    if (step == 0) first = last;
+  }
+  EXPECT_LT(last, first * 0.5) << "first " << first << ", last " << last;
+  nnrt_array_release(xa);
+  nnrt_array_release(ya);
+  nnrt_trainer_release(t);
+  nnrt_model_release(m);
+}
+
+TEST(OnnxImport, BadArguments) {
+  Context c;
+  nnrt_model *m = nullptr;
+  EXPECT_EQ(nnrt_model_import_onnx(nullptr, "x.onnx", nullptr, &m), NNRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(nnrt_model_import_onnx(c.ctx, nullptr, nullptr, &m), NNRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(nnrt_model_import_onnx(c.ctx, "x.onnx", nullptr, nullptr), NNRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(nnrt_model_import_onnx(c.ctx, "/nonexistent/x.onnx", nullptr, &m), NNRT_ERR_IO);
+  EXPECT_EQ(nnrt_model_import_onnx_memory(c.ctx, nullptr, 10, nullptr, &m), NNRT_ERR_INVALID_ARGUMENT);
+  std::string bytes = mlp().SerializeAsString();
+  EXPECT_EQ(nnrt_model_import_onnx_memory(c.ctx, bytes.data(), bytes.size(), "{\"bogus\": 1}", &m),
+            NNRT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nnrt_last_error()).find("bogus"), std::string::npos) << nnrt_last_error();
+  EXPECT_EQ(nnrt_model_export_onnx(nullptr, "x.onnx"), NNRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(m, nullptr);
+}
+
+TEST(OnnxImport, TruncatedAndCorruptProtobufNeverCrash) {
+  Context c;
+  std::string bytes = mlp().SerializeAsString();
+  nnrt_model *m = nullptr;
+  EXPECT_EQ(nnrt_model_import_onnx_memory(c.ctx, "", 0, nullptr, &m), NNRT_ERR_CORRUPT);  // no graph
+  EXPECT_EQ(nnrt_model_import_onnx_memory(c.ctx, "\xff\xff\xff", 3, nullptr, &m), NNRT_ERR_CORRUPT);
+  int ok = 0;
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {
+    nnrt_status s = nnrt_model_import_onnx_memory(c.ctx, bytes.data(), cut, nullptr, &m);
+    EXPECT_TRUE(s == NNRT_ERR_CORRUPT || s == NNRT_ERR_UNSUPPORTED || s == NNRT_OK) << cut << ": " << nnrt_last_error();
+    if (s == NNRT_OK) ++ok, nnrt_model_release(m), m = nullptr;
+  }
+  EXPECT_LT(ok, 3);  // only cuts that leave a complete model (the trailing output info) may import
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    std::string flipped = bytes;
+    flipped[i] = static_cast<char>(flipped[i] ^ 0x5a);
+    nnrt_status s = nnrt_model_import_onnx_memory(c.ctx, flipped.data(), flipped.size(), nullptr, &m);
+    EXPECT_TRUE(s == NNRT_ERR_CORRUPT || s == NNRT_ERR_UNSUPPORTED || s == NNRT_ERR_SHAPE || s == NNRT_OK)
+        << i << ": " << nnrt_status_name(s) << " " << nnrt_last_error();
+    nnrt_model_release(m);
+    m = nullptr;
+  }
+}
+
+TEST(OnnxImport, CycleAndDanglingNamesAreCorrupt) {
+  Context c;
+  std::string msg;
+  onnx::ModelProto m = mlp();
+  m.mutable_graph()->mutable_node(1)->set_input(0, "y");  // Relu reads the Softmax: a cycle
+  EXPECT_EQ(import(c, m, &msg), NNRT_ERR_CORRUPT);
+  EXPECT_NE(msg.find("cycle"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'r'"), std::string::npos) << msg;
+  m = mlp();
+  m.mutable_graph()->mutable_node(2)->set_input(0, "nowhere");
+  EXPECT_EQ(import(c, m, &msg), NNRT_ERR_CORRUPT);
+  EXPECT_NE(msg.find("nowhere"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Gemm"), std::string::npos) << msg;
+}
+
+TEST(OnnxImport, DataSizeMustMatchTheShape) {
+  Context c;
+  std::string msg;
+  onnx::ModelProto m = mlp();
+  m.mutable_graph()->mutable_initializer(0)->set_dims(0, 1000000000);  // declared huge, data small
+  EXPECT_EQ(import(c, m, &msg), NNRT_ERR_CORRUPT);
+  EXPECT_NE(msg.find("'W'"), std::string::npos) << msg;
+  m = mlp();
+  m.mutable_graph()->mutable_initializer(1)->mutable_raw_data()->resize(5);
+  EXPECT_EQ(import(c, m, &msg), NNRT_ERR_CORRUPT);
+  EXPECT_NE(msg.find("'b'"), std::string::npos) << msg;
+  m = mlp();
+  for (int i = 0; i < 4; ++i) m.mutable_graph()->mutable_initializer(0)->add_dims(1 << 30);  // overflows
+  EXPECT_EQ(import(c, m, &msg), NNRT_ERR_UNSUPPORTED);
+  EXPECT_NE(msg.find("'W'"), std::string::npos) << msg;
+}
+
+TEST(OnnxImport, HugeDeclaredInputDimsAreRefusedNotAllocated) {
+  Context c;
+  std::string msg;
+  onnx::ModelProto m = mlp();
+  auto *shape = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  shape->mutable_dim(1)->set_dim_value(int64_t(1) << 40);
+  EXPECT_EQ(import(c, m, &msg), NNRT_ERR_UNSUPPORTED);
+  EXPECT_NE(msg.find("'x'"), std::string::npos) << msg;
+}
+
+TEST(OnnxImport, ExternalData) {
+  Context c;
+  Dir dir;
+  onnx::ModelProto m = mlp();
+  onnx::TensorProto &w = *m.mutable_graph()->mutable_initializer(0);
+  std::string raw = w.raw_data();
+  w.clear_raw_data();
+  w.set_data_location(onnx::TensorProto::EXTERNAL);
+  auto *loc = w.add_external_data();
+  loc->set_key("location");
+  loc->set_value("weights.bin");
+  auto *off = w.add_external_data();
+  off->set_key("offset");
+  off->set_value("16");
+  std::string path = dir.path + "/ext.onnx";
+  write(path, m.SerializeAsString());
+  nnrt_model *model = nullptr;
+  // Missing file.
+  EXPECT_EQ(nnrt_model_import_onnx(c.ctx, path.c_str(), nullptr, &model), NNRT_ERR_CORRUPT);
+  EXPECT_NE(std::string(nnrt_last_error()).find("weights.bin"), std::string::npos) << nnrt_last_error();
+  // Present: the weights at offset 16.
+  write(dir.path + "/weights.bin", std::string(16, '\0') + raw);
+  ASSERT_EQ(nnrt_model_import_onnx(c.ctx, path.c_str(), nullptr, &model), NNRT_OK) << nnrt_last_error();
+  nnrt_model_release(model);
+  // Too short for the shape.
+  write(dir.path + "/weights.bin", std::string(16, '\0') + raw.substr(0, 20));
+  EXPECT_EQ(nnrt_model_import_onnx(c.ctx, path.c_str(), nullptr, &model), NNRT_ERR_CORRUPT);
+  // From memory there is no folder.
+  std::string bytes = m.SerializeAsString();
+  EXPECT_EQ(nnrt_model_import_onnx_memory(c.ctx, bytes.data(), bytes.size(), nullptr, &model), NNRT_ERR_UNSUPPORTED);
+  // Outside the model's folder.
+  for (const char *bad : {"../weights.bin", "/etc/passwd", "sub/../../weights.bin"}) {
+    loc->set_value(bad);
+    write(path, m.SerializeAsString());
+    EXPECT_EQ(nnrt_model_import_onnx(c.ctx, path.c_str(), nullptr, &model), NNRT_ERR_CORRUPT) << bad;
+    EXPECT_NE(std::string(nnrt_last_error()).find("outside"), std::string::npos) << nnrt_last_error();
+  }
+}
+
+TEST(OnnxImport, UnsupportedNamesNodeOpAndOpset) {
+  Context c;
+  std::string msg;
+  onnx::ModelProto m = mlp();
+  m.mutable_graph()->mutable_node(1)->set_op_type("Erf");
+  EXPECT_EQ(import(c, m, &msg), NNRT_ERR_UNSUPPORTED);
+  EXPECT_NE(msg.find("'r'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Erf"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("opset 13"), std::string::npos) << msg;
+  m = mlp();
+  m.mutable_opset_import(0)->set_version(99);
+  EXPECT_EQ(import(c, m, &msg), NNRT_ERR_UNSUPPORTED);
+  EXPECT_NE(msg.find("opset 99"), std::string::npos) << msg;
+}
+
+}  // namespace
