@@ -41,6 +41,15 @@ void print_human(const nlohmann::json &d) {
     std::string error = p["error"].get<std::string>();
     if (!error.empty()) std::printf("  %-10s %-10s %s\n", "", "", error.c_str());
   }
+  std::printf("\ncommunicators (distributed training)\n");
+  if (d["comms"].empty()) std::printf("  (none found)\n");
+  for (const auto &p : d["comms"]) {
+    bool loaded = p["loaded"].get<bool>();
+    std::printf("  %-10s %-10s %s\n", p["name"].get<std::string>().c_str(), loaded ? "loaded" : "not loaded",
+                p["path"].get<std::string>().c_str());
+    std::string detail = loaded ? p["version"].get<std::string>() : p["error"].get<std::string>();
+    if (!detail.empty()) std::printf("  %-10s %-10s %s\n", "", "", detail.c_str());
+  }
   const auto &c = d["cache"];
   std::printf("\ncache      %s allocated, %s cached, peak %s, %llu hits, %llu misses\n",
               human_bytes(c["allocated_bytes"].get<double>()).c_str(), human_bytes(c["cached_bytes"].get<double>()).c_str(),

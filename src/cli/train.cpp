@@ -15,12 +15,37 @@ namespace {
 struct TrainFlags {
   ContextFlags context;
   std::string model, data = "fashion-mnist", test, trainer, save, report;
+  std::string distributed;
   int epochs = 1;
+  int workers = 0;  // 0: as the trainer options say
   long limit = 0;
   bool quiet = false;
 };
 
 int on_progress(const nnrt_progress *p, void *user) { return static_cast<ProgressView *>(user)->update(*p); }
+
+// The trainer options: --trainer's JSON with --workers and --distributed merged in (a value given
+// both ways must agree).
+std::string trainer_options(const TrainFlags &f) {
+  nlohmann::json o = nlohmann::json::parse(f.trainer.empty() ? "{}" : json_text(f.trainer), nullptr, false);
+  if (!o.is_object()) return f.trainer.empty() ? "{}" : json_text(f.trainer);  // nnrt reports what is wrong
+  if (f.workers > 0) {
+    if (o.contains("workers") && o["workers"] != f.workers) {
+      throw std::runtime_error("--workers " + std::to_string(f.workers) + " disagrees with the trainer options' \"workers\": " +
+                     o["workers"].dump());
+    }
+    o["workers"] = f.workers;
+  }
+  if (!f.distributed.empty()) {
+    if (o.contains("distributed") && !o["distributed"].is_object()) return o.dump();  // nnrt reports the type
+    if (o.contains("distributed") && o["distributed"].contains("comm") && o["distributed"]["comm"] != f.distributed) {
+      throw std::runtime_error("--distributed " + f.distributed + " disagrees with the trainer options' \"distributed\": " +
+                     o["distributed"].dump());
+    }
+    o["distributed"]["comm"] = f.distributed;
+  }
+  return o.dump();
+}
 
 void run_train(const TrainFlags &f) {
   auto started = std::chrono::steady_clock::now();
@@ -40,28 +65,33 @@ void run_train(const TrainFlags &f) {
   int64_t params = 0;
   check(nnrt_model_param_count(model, &params), "counting parameters");
   nnrt_trainer *trainer = nullptr;
-  std::string options = f.trainer.empty() ? "{}" : json_text(f.trainer);
+  std::string options = trainer_options(f);
   check(nnrt_trainer_create(model, options.c_str(), &trainer), "creating the trainer");
-  if (!f.quiet) {
+  int32_t rank = 0, world = 1;
+  check(nnrt_trainer_rank(trainer, &rank, &world), "reading the rank");
+  // With ranks, rank 0 alone prints; every rank trains and evaluates alike.
+  const bool quiet = f.quiet || rank != 0;
+  if (!quiet) {
+    if (world > 1) std::printf("distributed: %d ranks (%s)\n", world, f.distributed.c_str());
     std::printf("nnrt %s on %s (%d threads): %s, %lld parameters\n", nnrt_version_string(),
                 describe["backend"].get<std::string>().c_str(), describe["threads"].get<int>(), f.model.c_str(),
                 static_cast<long long>(params));
     std::printf("data: %s: %lld training examples, %lld test examples\n", specs.description.c_str(),
                 static_cast<long long>(n_train), static_cast<long long>(n_test));
   }
-  ProgressView view(f.epochs, f.quiet);
+  ProgressView view(f.epochs, quiet);
   ProgressView::catch_interrupt();
   check(nnrt_trainer_set_progress(trainer, on_progress, &view), "setting the progress callback");
   check(nnrt_trainer_fit(trainer, train, test, f.epochs), "training");
   nlohmann::json result = nlohmann::json::parse(
       read_string([&](char *b, size_t c, size_t *l) { return nnrt_trainer_result(trainer, b, c, l); }));
-  if (!f.quiet && result["stop_reason"] != "completed") {
+  if (!quiet && result["stop_reason"] != "completed") {
     std::printf("training stopped early: %s\n", result["stop_reason"].get<std::string>().c_str());
   }
 
   nlohmann::json evaluation;
   std::vector<std::string> names = class_names_for(f.data);
-  if (test) {
+  if (test && rank == 0) {
     nnrt_evaluation *e = nullptr;
     check(nnrt_model_evaluate(model, test, &e), "evaluating");
     evaluation = nlohmann::json::parse(
@@ -70,11 +100,11 @@ void run_train(const TrainFlags &f) {
     std::printf("\n");
     print_evaluation(evaluation, names);
   }
-  if (!f.save.empty()) {
+  if (!f.save.empty() && rank == 0) {
     check(nnrt_trainer_save(trainer, f.save.c_str()), ("saving " + f.save).c_str());
     std::printf("\nsaved %s\n", f.save.c_str());
   }
-  if (!f.report.empty()) {
+  if (!f.report.empty() && rank == 0) {
     ReportInput r;
     r.title = "nnrt training report: " + f.model;
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -123,6 +153,11 @@ void register_train(CLI::App &app) {
   cmd->add_option("--save", f->save, "Save the trained model and trainer state to this .safetensors file");
   cmd->add_option("--report", f->report, "Write an HTML report (curves, confusion matrix, summary) to this file");
   cmd->add_option("--limit", f->limit, "Train on the first N examples only")->check(CLI::Range(0L, 1L << 40));
+  cmd->add_option("--workers", f->workers, "Data-parallel workers in this process (the trainer option \"workers\")")
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--distributed", f->distributed,
+                  "Train as one rank of a group started by a launcher, e.g. mpirun -np 2 nnrt train ... "
+                  "--distributed mpi (the trainer option \"distributed\": {\"comm\": ...})");
   cmd->add_flag("--quiet", f->quiet, "No progress output");
   add_context_flags(cmd, &f->context);
   cmd->callback([f] { run_train(*f); });
