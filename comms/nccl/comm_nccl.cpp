@@ -16,6 +16,7 @@
 #include <mutex>
 #include <string>
 
+#include "comm_entry.h"
 #include "nnrt/nnrt_comm.h"
 
 struct nnrt_comm_request {
@@ -236,13 +237,7 @@ std::string library_version() {
 
 extern "C" __attribute__((visibility("default"))) const nnrt_comm_v1 *nnrt_comm_entry(uint32_t host_abi,
                                                                                       const nnrt_comm_host_api *h) {
-  if (!h || h->struct_size < offsetof(nnrt_comm_host_api, set_error) + sizeof h->set_error) return nullptr;
-  if (host_abi != NNRT_COMM_ABI_MAJOR) {
-    std::string m = "built for communicator ABI " + std::to_string(NNRT_COMM_ABI_MAJOR) + ", host has " +
-                    std::to_string(host_abi);
-    h->set_error(m.c_str());
-    return nullptr;
-  }
+  if (!nnrt::comm::host_accepted(host_abi, h)) return nullptr;
   host = h;
   static const std::string version = library_version();
   static const nnrt_comm_v1 table = {
