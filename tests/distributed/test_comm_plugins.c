@@ -1,5 +1,6 @@
 /* Communicator plugins are found, loaded and reported like backends (no launcher needed):
-** nnrt_context_describe lists each libnnrt-comm-*.so with whether it loaded; a trainer asking for
+** nnrt_context_describe lists each libnnrt-comm-*.so with whether it loaded (and, for the two broken
+** test plugins, why not); a trainer asking for
 ** a missing communicator fails with NNRT_ERR_BACKEND saying where it looked; the NCCL plugin loads
 ** and, without a GPU, refuses to start with a clear reason.
 **   test_comm_plugins <plugin names expected to load, e.g. mpi nccl> */
@@ -34,9 +35,16 @@ int main(int argc, char **argv) {
       if (strncmp(open, "{\"error\":\"\",", 12) != 0) fprintf(stderr, "comm entry: %.300s\n", open);
     }
   }
+  /* The broken test plugins beside the real ones: listed, not loaded, with their reason. */
+  CHECK(strstr(describe, "\"error\":\"built for communicator ABI 99, this nnrt has 1\",\"loaded\":false,"
+                         "\"name\":\"wrongabi\"") != NULL);
+  CHECK(strstr(describe, "\"error\":\"refusing: the test engine is switched off\",\"loaded\":false,"
+                         "\"name\":\"refusing\"") != NULL);
   CHECK_OK(nnrt_model_create(ctx, "{\"input\": [2], \"layers\": [{\"type\": \"output\", \"units\": 2, \"loss\": \"nll\"}]}", &m));
   CHECK_STATUS(nnrt_trainer_create(m, "{\"distributed\": {\"comm\": \"nosuch\"}}", &t), NNRT_ERR_BACKEND,
                "no communicator plugin \"nosuch\": expected a file libnnrt-comm-nosuch.so");
+  CHECK_STATUS(nnrt_trainer_create(m, "{\"distributed\": {\"comm\": \"wrongabi\"}}", &t), NNRT_ERR_BACKEND,
+               "did not load: built for communicator ABI 99");
   CHECK_STATUS(nnrt_trainer_create(m, "{\"distributed\": {\"comm\": \"mpi\", \"timeout_s\": 0}}", &t),
                NNRT_ERR_INVALID_ARGUMENT, "timeout_s");
   CHECK_STATUS(nnrt_trainer_create(m, "{\"distributed\": {\"engine\": \"mpi\"}}", &t), NNRT_ERR_INVALID_ARGUMENT,
