@@ -15,7 +15,7 @@ DistributedOptions DistributedOptions::read(JsonReader &d) {
   o.comm = d.get_string("comm", "mpi");
   if (o.comm.empty()) fail(NNRT_ERR_INVALID_ARGUMENT, d.name("comm"), ": expected a communicator name such as \"mpi\"");
   o.timeout_s = d.get_number("timeout_s", 60, 0.001, 86400);
-  o.bucket_mib = d.get_number("bucket_mib", 25, 0.001, 4096);
+  o.bucket_mib = d.get_number("bucket_mib", 25, 1e-6, 4096);
   std::string c = d.get_string("compression", "none");
   if (c == "f16") {
     o.compression = NNRT_DTYPE_F16;
@@ -65,7 +65,14 @@ void GradientBuckets::begin(int64_t examples, double loss_sum) {
   buckets_[0].data[0] = static_cast<float>(examples);
   buckets_[0].data[1] = static_cast<float>(loss_sum);
   buckets_[0].filled = 2;
-  if (buckets_[0].params.empty()) start(buckets_[0]);
+  next_ = 0;
+  start_ready();
+}
+
+void GradientBuckets::start_ready() {
+  // Strictly in bucket order: every rank must start the same collectives in the same order, however
+  // its gradients arrived (during backward, or all at once after combining workers).
+  while (next_ < buckets_.size() && buckets_[next_].filled == buckets_[next_].data.size()) start(buckets_[next_++]);
 }
 
 void GradientBuckets::add(size_t i, const Array &grad) {
@@ -82,7 +89,7 @@ void GradientBuckets::add(size_t i, const Array &grad) {
     std::memset(dst, 0, n * sizeof(float));
   }
   b.filled += n;
-  if (b.filled == b.data.size()) start(b);
+  start_ready();
 }
 
 void GradientBuckets::start(Bucket &b) {

@@ -55,6 +55,7 @@ class GradientBuckets {
     backend::Communicator::Request request = nullptr;
   };
   void start(Bucket &b);
+  void start_ready();  // starts the full buckets that are next in order
 
   backend::Communicator &comm_;
   std::vector<Shape> shapes_;
@@ -63,6 +64,7 @@ class GradientBuckets {
   std::vector<std::pair<size_t, size_t>> where_;  // param -> (bucket, index in bucket.params); SIZE_MAX: none
   std::vector<bool> added_;
   float scale_ = 1;  // this rank's example count
+  size_t next_ = 0;  // the first bucket not started yet
 };
 
 // The mean over ranks of `values` (F32 arrays, in place): parameters and optimizer state in
