@@ -141,7 +141,7 @@ class Backend {
   const char *label_;
   const nnrt_backend_v1 *t_;
   nnrt_backend_instance *inst_ = nullptr;
-  void *pool_ = nullptr;
+  nnrt_host_pool *pool_ = nullptr;
 };
 
 // The test host's services, with the backends' debug logging left out of the figures.

@@ -12,6 +12,8 @@
 
 #include <nnrt/nnrt.h>
 
+#include "lenet_example.h"
+
 #define CHECK(call)                                                                            \
   do {                                                                                         \
     nnrt_status s_ = (call);                                                                   \
@@ -21,14 +23,7 @@
     }                                                                                          \
   } while (0)
 
-static const char *lenet =
-    "{\"input\": [1, 28, 28], \"seed\": 123, \"layers\": ["
-    " {\"type\": \"conv2d\", \"filters\": 20, \"kernel\": [5, 5], \"stride\": [1, 1], \"activation\": \"relu\", \"init\": \"xavier\"},"
-    " {\"type\": \"maxpool2d\", \"kernel\": [2, 2], \"stride\": [2, 2]},"
-    " {\"type\": \"conv2d\", \"filters\": 50, \"kernel\": [5, 5], \"stride\": [2, 2], \"activation\": \"relu\", \"init\": \"xavier\"},"
-    " {\"type\": \"maxpool2d\", \"kernel\": [2, 2], \"stride\": [2, 2]},"
-    " {\"type\": \"dense\", \"units\": 200, \"activation\": \"relu\", \"init\": \"xavier\"},"
-    " {\"type\": \"output\", \"units\": 10, \"activation\": \"softmax\", \"loss\": \"nll\", \"init\": \"xavier\"}]}";
+static const char *lenet = NNRT_LENET_CONFIG; /* examples/lenet.json */
 
 static const char *mlp =
     "{\"input\": [1, 28, 28], \"seed\": 123, \"layers\": ["

@@ -17,7 +17,7 @@ namespace nnrt::reference {
 
 struct Exec {
   const nnrt_host_api *host = nullptr;
-  void *pool = nullptr;  // NULL: run everything on the calling thread
+  nnrt_host_pool *pool = nullptr;  // NULL: run everything on the calling thread
   int threads = 1;
 };
 

@@ -163,7 +163,7 @@ nnrt_status device_props(int32_t device, nnrt_device_props *props) {
 }
 
 nnrt_status open_device(const nnrt_device_config *config, nnrt_backend_instance **out) {
-  if (!config || !out || config->struct_size < offsetof(nnrt_device_config, pool) + sizeof(void *)) {
+  if (!config || !out || config->struct_size < offsetof(nnrt_device_config, pool) + sizeof(config->pool)) {
     report("reference backend: open needs a config (with struct_size set) and an out pointer");
     return NNRT_ERR_INVALID_ARGUMENT;
   }

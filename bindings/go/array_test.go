@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"nnrt"
+	"nnrt.dev/nnrt"
 )
 
 // roundTrip sends a slice to nnrt and reads it back, checking dtype, shape and every element.

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"nnrt"
+	"nnrt.dev/nnrt"
 )
 
 // One context and one model shared by many goroutines give every goroutine the same answers as

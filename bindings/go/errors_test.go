@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"nnrt"
+	"nnrt.dev/nnrt"
 )
 
 // Each kind of bad input gives its status and a message that says what was wrong.

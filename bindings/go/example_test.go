@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"log"
 
-	"nnrt"
+	"nnrt.dev/nnrt"
 )
 
 // Array math by name, and an error naming what was wrong.

@@ -1,3 +1,3 @@
-module nnrt
+module nnrt.dev/nnrt
 
 go 1.19

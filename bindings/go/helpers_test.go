@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"nnrt"
+	"nnrt.dev/nnrt"
 )
 
 // newContext makes a small deterministic context that the test closes at its end.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"nnrt"
+	"nnrt.dev/nnrt"
 )
 
 // Every object set closed in many orders, the context first or the model before its trainer:

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"nnrt"
+	"nnrt.dev/nnrt"
 )
 
 // loadedLibraryDir returns the folder of the libnnrt this test process runs with.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"nnrt"
+	"nnrt.dev/nnrt"
 )
 
 // A saved model loads back with the same parameters and the same predictions.

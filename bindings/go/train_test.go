@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"nnrt"
+	"nnrt.dev/nnrt"
 )
 
 // A classifier small enough to train in well under a second.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"nnrt"
+	"nnrt.dev/nnrt"
 )
 
 // The loaded library speaks the ABI this binding was compiled for, and says its version.

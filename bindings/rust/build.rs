@@ -1,5 +1,8 @@
-//! Links the crate against libnnrt: finds the library (locate.rs says how), tells
-//! rustc where it is, and records an rpath so tests and examples run without LD_LIBRARY_PATH.
+//! Links the crate against libnnrt: finds the library (locate.rs says how), tells rustc where it
+//! is, and records an rpath so this crate's tests and examples run without LD_LIBRARY_PATH. An
+//! rpath given here reaches only this package's own binaries (cargo does not pass link arguments
+//! on to dependents), so the folder is also published as `DEP_NNRT_LIB_DIR` for the build scripts
+//! of crates that use this one.
 
 #[path = "locate.rs"]
 mod locate;
@@ -34,4 +37,5 @@ fn main() {
     println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir.display());
     println!("cargo:rustc-env=NNRT_LINKED_LIB_DIR={}", dir.display());
     println!("cargo:rustc-env=NNRT_LINKED_LIB_FOUND_BY={}", found.how);
+    println!("cargo::metadata=lib_dir={}", dir.display());
 }

@@ -26,8 +26,9 @@
 **    warnings and errors only; see nnrt_set_log_callback and NNRT_LOG_LEVEL).
 **
 ** Thread safety: contexts and models may be shared between threads; arrays, datasets and
-** evaluations are immutable once made and may be read from many threads at once; a trainer is used
-** by one thread at a time (nnrt_trainer_cancel excepted).
+** evaluations are immutable once made and may be used from many threads at once (several trainers
+** may fit on one dataset while others evaluate on it); a trainer is used by one thread at a time
+** (nnrt_trainer_cancel excepted). A binding may move any object between threads.
 **
 ** Environment variables read when a context is created:
 **   NNRT_BACKEND_PATH           ':'-separated folders searched for backend plugins, before the
@@ -37,10 +38,15 @@
 **                               with the highest priority that has a usable backend is selected.
 **   NNRT_LOG_LEVEL              debug | info | warn | error (default warn).
 **   NNRT_NUM_THREADS            default thread count when the context options do not give one.
-** Environment variable set: before the first plugin loads, when neither OMP_WAIT_POLICY nor
-** GOMP_SPINCOUNT is set, nnrt sets GOMP_SPINCOUNT=10000 (setenv), so that the OpenMP threads of
-** plugins such as oneDNN's spin briefly at barriers instead of starving the other threads of a
-** busy machine. Set either variable yourself to choose another policy.
+**
+** nnrt never changes its process's environment. One setting is the application's to make: the
+** oneDNN plugin runs on GNU OpenMP, whose threads spin for about 300000 iterations at every barrier
+** before they sleep. nnrt alternates OpenMP regions with its own thread pool and the prefetch thread,
+** so on a machine whose cores are busy the spinning starves them (LeNet training can fall tenfold).
+** GOMP_SPINCOUNT=10000 (or OMP_WAIT_POLICY=passive) keeps nearly all the speed of a quiet machine;
+** libgomp reads it once when it loads, with the first plugin, so set it in the environment before
+** the program starts or before its first nnrt_context_create. The `nnrt` command does so when
+** neither variable is set.
 */
 #ifndef NNRT_H
 #define NNRT_H
@@ -52,7 +58,14 @@
 extern "C" {
 #endif
 
-#if defined(_WIN32)
+/* NNRT_API marks the exported functions. On Windows a program that links the static library
+** defines NNRT_STATIC before including this header (a DLL import would not resolve there); the
+** library's own build defines NNRT_BUILDING_LIBRARY. Elsewhere neither define changes anything. */
+#if defined(_WIN32) && defined(NNRT_STATIC)
+#define NNRT_API
+#elif defined(_WIN32) && defined(NNRT_BUILDING_LIBRARY)
+#define NNRT_API __declspec(dllexport)
+#elif defined(_WIN32)
 #define NNRT_API __declspec(dllimport)
 #elif defined(__GNUC__)
 #define NNRT_API __attribute__((visibility("default")))
@@ -265,10 +278,11 @@ NNRT_API void nnrt_array_release(nnrt_array *a);
 **   leaky_relu elu           attr "alpha" (default 0.01 and 1.0)
 ** Matrix product (float dtypes), rank >= 2, batch dimensions broadcast like numpy's matmul:
 **   matmul                   attrs "transpose_a", "transpose_b" (bool, default false)
-** Reductions (sum, mean: float and integer dtypes; max, min also; argmax gives I64):
-**   sum mean max min argmax  attrs "axes" (list of ints, negative counts from the end; default all
-**                            dimensions; argmax takes one axis, default the last, as "axes": [k] or
-**                            "axis": k), "keepdims" (bool, default false)
+** Reductions (sum, mean: float and integer dtypes; max, min also; argmax, argmin: the index of the
+** largest / smallest element as I64, the first on ties, NaN counting as the largest value):
+**   sum mean max min         attrs "axes" (list of ints, negative counts from the end; default all
+**   argmax argmin            dimensions; argmax and argmin take one axis, default the last, as
+**                            "axes": [k] or "axis": k), "keepdims" (bool, default false)
 ** Softmax along one axis (float dtypes):
 **   softmax log_softmax      attr "axis" (default -1)
 ** Type and layout:
@@ -609,7 +623,10 @@ NNRT_API nnrt_status nnrt_trainer_step(nnrt_trainer *t, const nnrt_array *x, con
 NNRT_API nnrt_status nnrt_trainer_fit(nnrt_trainer *t, nnrt_dataset *train, nnrt_dataset *validation,
                                       int32_t epochs);
 
-/* Describes the last fit as JSON: "epochs" (completed, over all fits), "iterations", "stop_reason"
+/* Describes the last fit as JSON: "epochs" (completed, over all fits), "iterations" (minibatches
+** trained on, over all fits; with mixed precision this includes the steps skipped for overflow, which
+** do not count as optimizer steps: Adam's and AdaMax's bias corrections see only the others),
+** "stop_reason"
 ** ("completed", "callback", "cancelled", "invalid_score", "patience", "max_epochs", "max_time" or
 ** "not_started"), "best_epoch" and "best_score" (validation, or the early-stopping metric; null
 ** when there is none), "metric" (with early stopping), "last_loss", "examples_per_second" (of the

@@ -71,7 +71,9 @@ extern "C" {
 ** element along that dimension: this is how broadcasting reaches a backend (a binary op's inputs
 ** always have the output's rank and dims, with stride 0 where numpy would broadcast). Rank 0 is a
 ** scalar. nnrt_tensor_desc is embedded in arrays inside nnrt_op_desc, so its layout is fixed for the
-** whole of ABI major 1; struct_size is there so that a reader can check it. */
+** whole of ABI major 1; struct_size is there so that a reader can check it. Members added within
+** ABI major 1 take the place of `reserved` members, front first, and mean "as before" when 0: the
+** host zero-fills every descriptor, and a backend that does not know a member never reads it. */
 typedef struct nnrt_tensor_desc {
   uint32_t struct_size; /* sizeof(nnrt_tensor_desc) */
   int32_t dtype;        /* nnrt_dtype */
@@ -79,6 +81,7 @@ typedef struct nnrt_tensor_desc {
   int32_t reserved;     /* 0 */
   int64_t dims[NNRT_MAX_DIMS];
   int64_t strides[NNRT_MAX_DIMS];
+  int64_t reserved_tail[4]; /* 0; room for later members (a memory format, quantization) */
 } nnrt_tensor_desc;
 
 /* The op set. Inputs (in) and outputs (out) are listed in order; optional ones are marked "[opt]"
@@ -253,7 +256,8 @@ typedef enum nnrt_optimizer_alg {
 #define NNRT_FLAG_NESTEROV 4u /* OPTIMIZER_UPDATE, SGD: Nesterov momentum */
 
 /* Static attributes of an op: part of the descriptor, so part of the cache key. Members an op kind
-** does not use are 0. Fixed in layout within ABI major 1, like nnrt_tensor_desc. */
+** does not use are 0. Fixed in layout within ABI major 1, like nnrt_tensor_desc, and growing the
+** same way: a later member takes the place of reserved space and is 0 for today's behaviour. */
 typedef struct nnrt_op_attrs {
   int32_t alg;       /* the kind's algorithm enum */
   uint32_t flags;    /* NNRT_FLAG_* */
@@ -276,6 +280,7 @@ typedef struct nnrt_op_attrs {
   double l2;         /* OPTIMIZER_UPDATE */
   double clip_value; /* OPTIMIZER_UPDATE: 0 = no clipping */
   uint64_t seed;     /* RANDOM, DROPOUT */
+  uint64_t reserved[8]; /* 0; room for attributes of later op kinds and algorithms */
 } nnrt_op_attrs;
 
 /* A complete description of one operation. The host zero-fills it before filling it in, so that
@@ -295,6 +300,10 @@ typedef struct nnrt_op_desc {
 /* ============================================================================================== */
 
 typedef enum nnrt_device_kind { NNRT_DEVICE_CPU = 1, NNRT_DEVICE_GPU = 2 } nnrt_device_kind;
+
+/* The host's thread pool of a context: an opaque handle a backend passes back to
+** host->parallel_for and host->pool_threads, and never dereferences. */
+typedef struct nnrt_host_pool nnrt_host_pool;
 
 /* Opaque objects a backend defines. */
 typedef struct nnrt_backend_instance nnrt_backend_instance; /* one device opened for one context */
@@ -319,7 +328,7 @@ typedef struct nnrt_device_config {
   int32_t device;        /* index, 0 .. device_count - 1 */
   int32_t threads;       /* host threads the backend may use */
   int32_t deterministic; /* 1: results must not vary from run to run */
-  void *pool;            /* the context's thread pool, for host->parallel_for */
+  nnrt_host_pool *pool;  /* the context's thread pool, for host->parallel_for; may be NULL */
 } nnrt_device_config;
 
 /* The arguments of one op_run. */
@@ -417,10 +426,10 @@ typedef struct nnrt_host_api {
   ** nnrt_device_config, and returns when all chunks are done. Chunk bounds depend only on n, grain
   ** and the pool's thread count, so results are deterministic for a given thread count. The
   ** calling thread takes part. fn must not throw. */
-  void (*parallel_for)(void *pool, int64_t n, int64_t grain,
+  void (*parallel_for)(nnrt_host_pool *pool, int64_t n, int64_t grain,
                        void (*fn)(int64_t begin, int64_t end, void *user), void *user);
-  /* Returns the pool's thread count. */
-  int32_t (*pool_threads)(void *pool);
+  /* Returns the pool's thread count (1 for a NULL pool). */
+  int32_t (*pool_threads)(nnrt_host_pool *pool);
 } nnrt_host_api;
 
 /* The entry point every plugin exports. */

@@ -4,6 +4,7 @@
 #include "api/handles.h"
 #include "core/dtype.h"
 #include "core/log.h"
+#include "core/version.h"
 
 namespace nnrt::api {
 
@@ -28,11 +29,7 @@ extern "C" {
 
 uint32_t nnrt_abi_version(void) { return NNRT_ABI_VERSION; }
 
-const char *nnrt_version_string(void) {
-#define NNRT_STR2(x) #x
-#define NNRT_STR(x) NNRT_STR2(x)
-  return NNRT_STR(NNRT_VERSION_MAJOR) "." NNRT_STR(NNRT_VERSION_MINOR) "." NNRT_STR(NNRT_VERSION_PATCH);
-}
+const char *nnrt_version_string(void) { return nnrt::kVersionString; }
 
 const char *nnrt_status_name(nnrt_status s) { return nnrt::status_name(s); }
 

@@ -9,8 +9,8 @@
 #include <new>
 #include <string>
 
-#include "core/array.h"
-#include "core/context.h"
+#include "backend/array.h"
+#include "backend/context.h"
 #include "core/error.h"
 #include "data/dataset.h"
 #include "model/model.h"

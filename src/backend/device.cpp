@@ -20,7 +20,7 @@ std::shared_ptr<Device> Device::open(const BackendInfo &backend, int32_t index, 
   config.device = index;
   config.threads = d->pool_->threads();
   config.deterministic = deterministic ? 1 : 0;
-  config.pool = d->pool_.get();
+  config.pool = reinterpret_cast<nnrt_host_pool *>(d->pool_.get());  // opaque to the backend
   take_backend_error();
   nnrt_status s = d->table_->open(&config, &d->instance_);
   if (s != NNRT_OK || !d->instance_) {

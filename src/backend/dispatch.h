@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "core/array.h"
-#include "core/context.h"
+#include "backend/array.h"
+#include "backend/context.h"
 
 namespace nnrt::backend {
 

@@ -267,8 +267,9 @@ Array reduce(Context &ctx, nnrt_reduce_alg alg, const Array &x, uint32_t mask, b
 }
 
 Array argreduce(Context &ctx, nnrt_argreduce_alg alg, const Array &x, int32_t axis, bool keepdims) {
-  int32_t ax = normalize_axis(axis, x.rank(), "argmax");
-  if (x.dim(ax) == 0) fail(NNRT_ERR_SHAPE, "argmax: axis ", ax, " of ", to_string(x.shape()), " is empty");
+  const char *what = alg == NNRT_ARG_MIN ? "argmin" : "argmax";
+  int32_t ax = normalize_axis(axis, x.rank(), what);
+  if (x.dim(ax) == 0) fail(NNRT_ERR_SHAPE, what, ": axis ", ax, " of ", to_string(x.shape()), " is empty");
   uint32_t mask = 1u << ax;
   Array y = empty(ctx, NNRT_DTYPE_I64, keep_shape(x.shape(), mask));
   OpCall call(NNRT_OP_ARGREDUCE, alg);

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/array.h"
-#include "core/context.h"
+#include "backend/array.h"
+#include "backend/context.h"
 #include "nnrt/nnrt_backend.h"
 
 namespace nnrt::ops {

@@ -132,22 +132,8 @@ std::vector<std::string> Registry::search_dirs() const {
   return dirs;
 }
 
-// Plugins such as oneDNN's run their threads on GNU OpenMP, whose threads spin for about 300000
-// iterations at every barrier before they sleep. nnrt alternates OpenMP regions with its own
-// thread pool, the prefetch thread and the application's threads; on a machine whose cores are
-// busy the spinning starves them (LeNet training fell from ~11000 to ~700 images/s on 2 busy
-// cores). A short spin keeps nearly all the speed of a quiet machine and none of the collapse. The
-// setting is read once, when libgomp loads with the first plugin, and is only made when the
-// application chose no wait policy itself.
-namespace {
-void default_openmp_wait_policy() {
-  if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT")) setenv("GOMP_SPINCOUNT", "10000", 0);
-}
-}  // namespace
-
 void Registry::discover() {
   std::lock_guard<std::mutex> lock(mutex_);
-  default_openmp_wait_policy();
   std::vector<std::string> seen_dirs;
   for (const std::string &dir : search_dirs()) {
     std::string canonical = real_path(dir);

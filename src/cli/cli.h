@@ -1,4 +1,5 @@
-// The nnrt command: one file per subcommand, each written against the public header only.
+// The nnrt command: one file per subcommand, each written against the public API only, through
+// nnrt.hpp (whose handles release themselves, and whose nnrt::error main() reports).
 #pragma once
 
 #include <string>
@@ -7,7 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "nnrt/nnrt.h"
+#include "nnrt/nnrt.hpp"
 
 namespace nnrt_cli {
 
@@ -17,21 +18,9 @@ struct ContextFlags {
   int threads = 0;  // 0: the library's default
   std::string options_json() const;
 };
+// The context these flags ask for.
+nnrt::context make_context(const ContextFlags &flags);
 void add_context_flags(CLI::App *cmd, ContextFlags *flags);
-
-// Throws std::runtime_error with the library's message when a call fails.
-void check(nnrt_status status, const char *what);
-
-// Reads a string through the (buf, cap, len) convention.
-template <class Fn>
-std::string read_string(Fn &&fn) {
-  size_t len = 0;
-  check(fn(nullptr, 0, &len), "reading a string");
-  std::string s(len + 1, '\0');
-  check(fn(&s[0], s.size(), &len), "reading a string");
-  s.resize(len);
-  return s;
-}
 
 // "1.5 MiB"
 std::string human_bytes(double bytes);

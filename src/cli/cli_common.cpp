@@ -2,8 +2,8 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "cli/cli.h"
-#include "cli/data_args.h"
+#include "cli.h"
+#include "data_args.h"
 
 namespace nnrt_cli {
 
@@ -21,11 +21,7 @@ void add_context_flags(CLI::App *cmd, ContextFlags *flags) {
       ->check(CLI::Range(1, 4096));
 }
 
-void check(nnrt_status status, const char *what) {
-  if (status != NNRT_OK) {
-    throw std::runtime_error(std::string(what) + ": " + nnrt_status_name(status) + ": " + nnrt_last_error());
-  }
-}
+nnrt::context make_context(const ContextFlags &flags) { return nnrt::context(flags.options_json()); }
 
 std::string human_bytes(double bytes) {
   const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};

@@ -1,11 +1,11 @@
-#include "cli/data_args.h"
+#include "data_args.h"
 
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <sys/stat.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 
 namespace nnrt_cli {
 
@@ -98,12 +98,6 @@ DataSpecs resolve_data(const std::string &data, const std::string &test, long li
     else if (is_dir(test)) d.test = idx_spec(test, "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte", 0);
     else d.test = test[0] == '{' ? test : read_file(test);
   }
-  return d;
-}
-
-nnrt_dataset *load_dataset(nnrt_context *ctx, const std::string &spec) {
-  nnrt_dataset *d = nullptr;
-  check(nnrt_dataset_load(ctx, spec.c_str(), &d), "loading data");
   return d;
 }
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "nnrt/nnrt.h"
+#include "nnrt/nnrt.hpp"
 
 namespace nnrt_cli {
 
@@ -18,8 +18,6 @@ struct DataSpecs {
 // first examples of the training set. Throws std::runtime_error saying what was looked for.
 DataSpecs resolve_data(const std::string &data, const std::string &test, long limit);
 
-// Loads a dataset from a spec; throws std::runtime_error with the library's message.
-nnrt_dataset *load_dataset(nnrt_context *ctx, const std::string &spec);
 
 // Reads a whole file; throws std::runtime_error naming it.
 std::string read_file(const std::string &path);

@@ -2,8 +2,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include "cli/cli.h"
-#include "cli/data_args.h"
+#include "cli.h"
+#include "data_args.h"
 
 namespace nnrt_cli {
 
@@ -16,26 +16,17 @@ struct EvalFlags {
 };
 
 void run_eval(const EvalFlags &f) {
-  nnrt_context *ctx = nullptr;
-  check(nnrt_context_create(f.context.options_json().c_str(), &ctx), "creating a context");
-  nnrt_model *model = nullptr;
-  check(nnrt_model_load(ctx, f.model_file.c_str(), &model), ("loading " + f.model_file).c_str());
+  nnrt::context ctx = make_context(f.context);
+  nnrt::model model = nnrt::model::load(ctx, f.model_file);
   DataSpecs specs = resolve_data(f.data, f.test, 0);
-  nnrt_dataset *data = load_dataset(ctx, specs.test.empty() ? specs.train : specs.test);
-  nnrt_evaluation *e = nullptr;
-  check(nnrt_model_evaluate(model, data, &e), "evaluating");
-  std::string report = read_string([&](char *b, size_t c, size_t *l) { return nnrt_evaluation_report(e, b, c, l); });
-  nlohmann::json r = nlohmann::json::parse(report);
+  nnrt::dataset data = nnrt::dataset::load(ctx, specs.test.empty() ? specs.train : specs.test);
+  nlohmann::json r = nlohmann::json::parse(model.evaluate(data).report());
   if (f.json) {
     std::cout << r.dump(2) << "\n";
   } else {
     print_evaluation(r, class_names_for(f.data));
     if (r.contains("accuracy")) std::printf("test_accuracy=%.4f\n", r["accuracy"].get<double>());
   }
-  nnrt_evaluation_release(e);
-  nnrt_dataset_release(data);
-  nnrt_model_release(model);
-  nnrt_context_release(ctx);
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "cli/cli.h"
+#include "cli.h"
 
 namespace nnrt_cli {
 
@@ -60,10 +60,7 @@ void print_human(const nlohmann::json &d) {
 }
 
 void run_info(const InfoFlags &flags) {
-  nnrt_context *ctx = nullptr;
-  check(nnrt_context_create(flags.context.options_json().c_str(), &ctx), "creating a context");
-  std::string text = read_string([&](char *b, size_t cap, size_t *len) { return nnrt_context_describe(ctx, b, cap, len); });
-  nnrt_context_release(ctx);
+  std::string text = make_context(flags.context).describe();
   if (flags.json) {
     std::cout << nlohmann::json::parse(text).dump(2) << "\n";
   } else {

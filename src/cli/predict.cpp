@@ -4,8 +4,8 @@
 #include <fstream>
 #include <vector>
 
-#include "cli/cli.h"
-#include "cli/data_args.h"
+#include "cli.h"
+#include "data_args.h"
 
 namespace nnrt_cli {
 
@@ -17,67 +17,79 @@ struct PredictFlags {
   long start = 0, count = 10;
 };
 
-void run_predict(const PredictFlags &f) {
-  nnrt_context *ctx = nullptr;
-  check(nnrt_context_create(f.context.options_json().c_str(), &ctx), "creating a context");
-  nnrt_model *model = nullptr;
-  check(nnrt_model_load(ctx, f.model_file.c_str(), &model), ("loading " + f.model_file).c_str());
-  DataSpecs specs = resolve_data(f.data, f.test, 0);
-  nnrt_dataset *data = load_dataset(ctx, specs.test.empty() ? specs.train : specs.test);
-  int64_t size = 0;
-  check(nnrt_dataset_size(data, &size), "reading the dataset size");
-  int64_t count = f.count < 0 || f.start + f.count > size ? size - f.start : f.count;
-  nnrt_array *x = nullptr, *labels = nullptr, *y = nullptr;
-  check(nnrt_dataset_examples(ctx, data, f.start, count, &x, &labels), "reading examples");
-  check(nnrt_model_predict(model, x, &y), "predicting");
-  int64_t shape[NNRT_MAX_DIMS];
-  int32_t ndim = 0;
-  check(nnrt_array_info(y, nullptr, &ndim, shape), "reading the output");
-  int64_t outputs = 1;
-  for (int32_t i = 1; i < ndim; ++i) outputs *= shape[i];
-  std::vector<float> out(static_cast<size_t>(count * outputs));
-  check(nnrt_array_to_host(y, out.data(), out.size() * sizeof(float)), "reading the output");
-  nnrt_dtype label_type;
-  check(nnrt_array_info(labels, &label_type, nullptr, nullptr), "reading labels");
-  std::vector<int64_t> truth;
-  if (label_type == NNRT_DTYPE_I64) {
-    truth.resize(static_cast<size_t>(count));
-    check(nnrt_array_to_host(labels, truth.data(), truth.size() * sizeof(int64_t)), "reading labels");
+// The examples to predict, their labels (class indices; empty for float targets) and the model's
+// outputs for them, row by row.
+struct Predictions {
+  int64_t start = 0, count = 0, outputs = 1;
+  std::vector<float> rows;     // count x outputs
+  std::vector<int64_t> truth;  // count, or empty
+  const float *row(int64_t i) const { return rows.data() + i * outputs; }
+};
+
+Predictions predict_examples(const PredictFlags &f, const nnrt::context &ctx, const nnrt::model &model,
+                             const nnrt::dataset &data) {
+  Predictions p;
+  int64_t size = data.size();
+  p.start = f.start;
+  p.count = f.count < 0 || f.start + f.count > size ? size - f.start : f.count;
+  std::pair<nnrt::array, nnrt::array> examples = data.examples(ctx, f.start, p.count);
+  nnrt::array y = model.predict(examples.first);
+  std::vector<int64_t> shape = y.shape();
+  for (size_t i = 1; i < shape.size(); ++i) p.outputs *= shape[i];
+  p.rows = y.to_vector<float>();
+  if (examples.second.dtype() == NNRT_DTYPE_I64) p.truth = examples.second.to_vector<int64_t>();
+  return p;
+}
+
+int64_t best_class(const float *row, int64_t outputs) {
+  int64_t best = 0;
+  for (int64_t k = 1; k < outputs; ++k)
+    if (row[k] > row[best]) best = k;
+  return best;
+}
+
+void write_csv(const Predictions &p, const std::string &path) {
+  std::ofstream csv(path);
+  if (!csv) throw std::runtime_error("cannot write " + path);
+  csv << "example,predicted,probability" << (p.truth.empty() ? "" : ",label") << "\n";
+  for (int64_t i = 0; i < p.count; ++i) {
+    int64_t best = best_class(p.row(i), p.outputs);
+    csv << p.start + i << "," << best << "," << p.row(i)[best];
+    if (!p.truth.empty()) csv << "," << p.truth[static_cast<size_t>(i)];
+    csv << "\n";
   }
-  std::vector<std::string> names = class_names_for(f.data);
-  std::ofstream csv;
-  if (!f.output.empty()) {
-    csv.open(f.output);
-    if (!csv) throw std::runtime_error("cannot write " + f.output);
-    csv << "example,predicted,probability" << (truth.empty() ? "" : ",label") << "\n";
-  }
-  int64_t right = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    const float *row = out.data() + i * outputs;
-    int64_t best = 0;
-    for (int64_t k = 1; k < outputs; ++k)
-      if (row[k] > row[best]) best = k;
-    if (!truth.empty() && truth[static_cast<size_t>(i)] == best) ++right;
-    if (csv.is_open()) {
-      csv << f.start + i << "," << best << "," << row[best];
-      if (!truth.empty()) csv << "," << truth[static_cast<size_t>(i)];
-      csv << "\n";
-    } else {
-      std::string name = best < static_cast<int64_t>(names.size()) ? " (" + names[static_cast<size_t>(best)] + ")" : "";
-      std::printf("example %lld: class %lld%s, p = %.4f", static_cast<long long>(f.start + i), static_cast<long long>(best),
-                  name.c_str(), row[best]);
-      if (!truth.empty()) std::printf(", label %lld%s", static_cast<long long>(truth[static_cast<size_t>(i)]),
-                                      truth[static_cast<size_t>(i)] == best ? "" : "  <- wrong");
-      std::printf("\n");
+}
+
+void print_lines(const Predictions &p, const std::vector<std::string> &names) {
+  for (int64_t i = 0; i < p.count; ++i) {
+    int64_t best = best_class(p.row(i), p.outputs);
+    std::string name = best < static_cast<int64_t>(names.size()) ? " (" + names[static_cast<size_t>(best)] + ")" : "";
+    std::printf("example %lld: class %lld%s, p = %.4f", static_cast<long long>(p.start + i), static_cast<long long>(best),
+                name.c_str(), p.row(i)[best]);
+    if (!p.truth.empty()) {
+      int64_t label = p.truth[static_cast<size_t>(i)];
+      std::printf(", label %lld%s", static_cast<long long>(label), label == best ? "" : "  <- wrong");
     }
+    std::printf("\n");
   }
-  if (!truth.empty()) std::printf("%lld of %lld right\n", static_cast<long long>(right), static_cast<long long>(count));
-  nnrt_array_release(y);
-  nnrt_array_release(labels);
-  nnrt_array_release(x);
-  nnrt_dataset_release(data);
-  nnrt_model_release(model);
-  nnrt_context_release(ctx);
+}
+
+void print_right(const Predictions &p) {
+  if (p.truth.empty()) return;
+  int64_t right = 0;
+  for (int64_t i = 0; i < p.count; ++i) right += p.truth[static_cast<size_t>(i)] == best_class(p.row(i), p.outputs);
+  std::printf("%lld of %lld right\n", static_cast<long long>(right), static_cast<long long>(p.count));
+}
+
+void run_predict(const PredictFlags &f) {
+  nnrt::context ctx = make_context(f.context);
+  nnrt::model model = nnrt::model::load(ctx, f.model_file);
+  DataSpecs specs = resolve_data(f.data, f.test, 0);
+  nnrt::dataset data = nnrt::dataset::load(ctx, specs.test.empty() ? specs.train : specs.test);
+  Predictions p = predict_examples(f, ctx, model, data);
+  if (f.output.empty()) print_lines(p, class_names_for(f.data));
+  else write_csv(p, f.output);
+  print_right(p);
 }
 
 }  // namespace

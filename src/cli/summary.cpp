@@ -2,8 +2,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include "cli/cli.h"
-#include "cli/data_args.h"
+#include "cli.h"
+#include "data_args.h"
 
 namespace nnrt_cli {
 
@@ -15,36 +15,32 @@ struct SummaryFlags {
   bool json = false;
 };
 
+// One line per layer: name, type, output shape, parameters and where its forward ops ran.
+void print_table(const nlohmann::json &s) {
+  std::printf("input %s, backend %s, %s\n\n", s["input"].dump().c_str(), s["backend"].get<std::string>().c_str(),
+              s["dtype"].get<std::string>().c_str());
+  std::printf("%-12s %-12s %-16s %10s  %s\n", "layer", "type", "output shape", "params", "forward ops (backend)");
+  for (const auto &l : s["layers"]) {
+    std::string ops;
+    for (auto it = l["ops"]["forward"].begin(); it != l["ops"]["forward"].end(); ++it) {
+      std::string b;
+      for (const auto &x : it.value()) b += (b.empty() ? "" : "+") + x.get<std::string>();
+      ops += (ops.empty() ? "" : ", ") + it.key() + " (" + b + ")";
+    }
+    std::printf("%-12s %-12s %-16s %10lld  %s\n", l["name"].get<std::string>().c_str(), l["type"].get<std::string>().c_str(),
+                l["output_shape"].dump().c_str(), l["param_count"].get<long long>(), ops.c_str());
+  }
+  std::printf("\ntotal parameters %lld (trainable %lld)\n", s["total_params"].get<long long>(),
+              s["trainable_params"].get<long long>());
+}
+
 void run_summary(const SummaryFlags &f) {
   if (f.model.empty() == f.model_file.empty()) throw std::runtime_error("give --model (a config) or --model-file");
-  nnrt_context *ctx = nullptr;
-  check(nnrt_context_create(f.context.options_json().c_str(), &ctx), "creating a context");
-  nnrt_model *model = nullptr;
-  if (!f.model.empty()) check(nnrt_model_create(ctx, read_file(f.model).c_str(), &model), ("building " + f.model).c_str());
-  else check(nnrt_model_load(ctx, f.model_file.c_str(), &model), ("loading " + f.model_file).c_str());
-  nlohmann::json s = nlohmann::json::parse(
-      read_string([&](char *b, size_t c, size_t *l) { return nnrt_model_summary(model, b, c, l); }));
-  if (f.json) {
-    std::cout << s.dump(2) << "\n";
-  } else {
-    std::printf("input %s, backend %s, %s\n\n", s["input"].dump().c_str(), s["backend"].get<std::string>().c_str(),
-                s["dtype"].get<std::string>().c_str());
-    std::printf("%-12s %-12s %-16s %10s  %s\n", "layer", "type", "output shape", "params", "forward ops (backend)");
-    for (const auto &l : s["layers"]) {
-      std::string ops;
-      for (auto it = l["ops"]["forward"].begin(); it != l["ops"]["forward"].end(); ++it) {
-        std::string b;
-        for (const auto &x : it.value()) b += (b.empty() ? "" : "+") + x.get<std::string>();
-        ops += (ops.empty() ? "" : ", ") + it.key() + " (" + b + ")";
-      }
-      std::printf("%-12s %-12s %-16s %10lld  %s\n", l["name"].get<std::string>().c_str(), l["type"].get<std::string>().c_str(),
-                  l["output_shape"].dump().c_str(), l["param_count"].get<long long>(), ops.c_str());
-    }
-    std::printf("\ntotal parameters %lld (trainable %lld)\n", s["total_params"].get<long long>(),
-                s["trainable_params"].get<long long>());
-  }
-  nnrt_model_release(model);
-  nnrt_context_release(ctx);
+  nnrt::context ctx = make_context(f.context);
+  nnrt::model model = f.model.empty() ? nnrt::model::load(ctx, f.model_file) : nnrt::model(ctx, read_file(f.model));
+  nlohmann::json s = nlohmann::json::parse(model.summary());
+  if (f.json) std::cout << s.dump(2) << "\n";
+  else print_table(s);
 }
 
 }  // namespace

@@ -1,12 +1,13 @@
 // nnrt train: trains a model from a JSON config on a dataset, with progress, evaluation, a
 // checkpoint and an HTML report.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
-#include "cli/cli.h"
-#include "cli/data_args.h"
-#include "cli/progress.h"
-#include "cli/report.h"
+#include "cli.h"
+#include "data_args.h"
+#include "progress.h"
+#include "report.h"
 
 namespace nnrt_cli {
 
@@ -14,25 +15,23 @@ namespace {
 
 struct TrainFlags {
   ContextFlags context;
-  std::string model, data = "fashion-mnist", test, trainer, save, report;
-  std::string distributed;
+  std::string model, data = "fashion-mnist", test, trainer, save, report, distributed;
   int epochs = 1;
   int workers = 0;  // 0: as the trainer options say
   long limit = 0;
   bool quiet = false;
 };
 
-int on_progress(const nnrt_progress *p, void *user) { return static_cast<ProgressView *>(user)->update(*p); }
-
 // The trainer options: --trainer's JSON with --workers and --distributed merged in (a value given
 // both ways must agree).
 std::string trainer_options(const TrainFlags &f) {
-  nlohmann::json o = nlohmann::json::parse(f.trainer.empty() ? "{}" : json_text(f.trainer), nullptr, false);
-  if (!o.is_object()) return f.trainer.empty() ? "{}" : json_text(f.trainer);  // nnrt reports what is wrong
+  std::string given = f.trainer.empty() ? "{}" : json_text(f.trainer);
+  nlohmann::json o = nlohmann::json::parse(given, nullptr, false);
+  if (!o.is_object()) return given;  // nnrt reports what is wrong with it
   if (f.workers > 0) {
     if (o.contains("workers") && o["workers"] != f.workers) {
-      throw std::runtime_error("--workers " + std::to_string(f.workers) + " disagrees with the trainer options' \"workers\": " +
-                     o["workers"].dump());
+      throw std::runtime_error("--workers " + std::to_string(f.workers) +
+                               " disagrees with the trainer options' \"workers\": " + o["workers"].dump());
     }
     o["workers"] = f.workers;
   }
@@ -40,103 +39,125 @@ std::string trainer_options(const TrainFlags &f) {
     if (o.contains("distributed") && !o["distributed"].is_object()) return o.dump();  // nnrt reports the type
     if (o.contains("distributed") && o["distributed"].contains("comm") && o["distributed"]["comm"] != f.distributed) {
       throw std::runtime_error("--distributed " + f.distributed + " disagrees with the trainer options' \"distributed\": " +
-                     o["distributed"].dump());
+                               o["distributed"].dump());
     }
     o["distributed"]["comm"] = f.distributed;
   }
   return o.dump();
 }
 
-void run_train(const TrainFlags &f) {
-  auto started = std::chrono::steady_clock::now();
-  nnrt_context *ctx = nullptr;
-  check(nnrt_context_create(f.context.options_json().c_str(), &ctx), "creating a context");
-  nlohmann::json describe = nlohmann::json::parse(
-      read_string([&](char *b, size_t c, size_t *l) { return nnrt_context_describe(ctx, b, c, l); }));
-  DataSpecs specs = resolve_data(f.data, f.test, f.limit);
-  nnrt_dataset *train = load_dataset(ctx, specs.train);
-  nnrt_dataset *test = specs.test.empty() ? nullptr : load_dataset(ctx, specs.test);
-  int64_t n_train = 0, n_test = 0;
-  check(nnrt_dataset_size(train, &n_train), "reading the dataset size");
-  if (test) check(nnrt_dataset_size(test, &n_test), "reading the dataset size");
+// What a training run works with, made in this order.
+struct Session {
+  explicit Session(const TrainFlags &f)
+      : ctx(make_context(f.context)),
+        describe(nlohmann::json::parse(ctx.describe())),
+        specs(resolve_data(f.data, f.test, f.limit)),
+        train(nnrt::dataset::load(ctx, specs.train)),
+        test(specs.test.empty() ? nnrt::dataset() : nnrt::dataset::load(ctx, specs.test)),
+        n_train(train.size()),
+        n_test(test ? test.size() : 0),
+        model(ctx, read_file(f.model)),
+        params(model.param_count()),
+        trainer(model, trainer_options(f)),
+        rank(trainer.rank()) {}
 
-  nnrt_model *model = nullptr;
-  check(nnrt_model_create(ctx, read_file(f.model).c_str(), &model), ("building the model from " + f.model).c_str());
-  int64_t params = 0;
-  check(nnrt_model_param_count(model, &params), "counting parameters");
-  nnrt_trainer *trainer = nullptr;
-  std::string options = trainer_options(f);
-  check(nnrt_trainer_create(model, options.c_str(), &trainer), "creating the trainer");
-  int32_t rank = 0, world = 1;
-  check(nnrt_trainer_rank(trainer, &rank, &world), "reading the rank");
-  // With ranks, rank 0 alone prints; every rank trains and evaluates alike.
-  const bool quiet = f.quiet || rank != 0;
-  if (!quiet) {
-    if (world > 1) std::printf("distributed: %d ranks (%s)\n", world, f.distributed.c_str());
-    std::printf("nnrt %s on %s (%d threads): %s, %lld parameters\n", nnrt_version_string(),
-                describe["backend"].get<std::string>().c_str(), describe["threads"].get<int>(), f.model.c_str(),
-                static_cast<long long>(params));
-    std::printf("data: %s: %lld training examples, %lld test examples\n", specs.description.c_str(),
-                static_cast<long long>(n_train), static_cast<long long>(n_test));
-  }
-  ProgressView view(f.epochs, quiet);
+  nnrt::context ctx;
+  nlohmann::json describe;  // nnrt_context_describe
+  DataSpecs specs;
+  nnrt::dataset train, test;  // test is empty without a test set
+  int64_t n_train, n_test;
+  nnrt::model model;
+  int64_t params;
+  nnrt::trainer trainer;
+  std::pair<int32_t, int32_t> rank;  // this process's rank and the world size (distributed training)
+};
+
+void print_header(const TrainFlags &f, const Session &s) {
+  std::printf("nnrt %s on %s (%d threads): %s, %lld parameters\n", nnrt::version_string(),
+              s.describe["backend"].get<std::string>().c_str(), s.describe["threads"].get<int>(), f.model.c_str(),
+              static_cast<long long>(s.params));
+  std::printf("data: %s: %lld training examples, %lld test examples\n", s.specs.description.c_str(),
+              static_cast<long long>(s.n_train), static_cast<long long>(s.n_test));
+}
+
+// Trains with a progress view (Ctrl-C stops at the next batch); returns nnrt_trainer_result.
+nlohmann::json fit(const TrainFlags &f, Session &s, ProgressView &view) {
   ProgressView::catch_interrupt();
-  check(nnrt_trainer_set_progress(trainer, on_progress, &view), "setting the progress callback");
-  check(nnrt_trainer_fit(trainer, train, test, f.epochs), "training");
-  nlohmann::json result = nlohmann::json::parse(
-      read_string([&](char *b, size_t c, size_t *l) { return nnrt_trainer_result(trainer, b, c, l); }));
-  if (!quiet && result["stop_reason"] != "completed") {
+  s.trainer.set_progress([&view](const nnrt_progress &p) { return view.update(p) != 0; });
+  s.trainer.fit(s.train, s.test ? &s.test : nullptr, f.epochs);
+  nlohmann::json result = nlohmann::json::parse(s.trainer.result());
+  if (!f.quiet && result["stop_reason"] != "completed") {
     std::printf("training stopped early: %s\n", result["stop_reason"].get<std::string>().c_str());
   }
+  return result;
+}
 
-  nlohmann::json evaluation;
-  std::vector<std::string> names = class_names_for(f.data);
-  if (test && rank == 0) {
-    nnrt_evaluation *e = nullptr;
-    check(nnrt_model_evaluate(model, test, &e), "evaluating");
-    evaluation = nlohmann::json::parse(
-        read_string([&](char *b, size_t c, size_t *l) { return nnrt_evaluation_report(e, b, c, l); }));
-    nnrt_evaluation_release(e);
-    std::printf("\n");
-    print_evaluation(evaluation, names);
+// Evaluates on the test set and prints it; returns nnrt_evaluation_report (null without a test set).
+nlohmann::json evaluate(const Session &s, const std::vector<std::string> &names) {
+  if (!s.test) return nullptr;
+  nlohmann::json evaluation = nlohmann::json::parse(s.model.evaluate(s.test).report());
+  std::printf("\n");
+  print_evaluation(evaluation, names);
+  return evaluation;
+}
+
+bool has_accuracy(const nlohmann::json &evaluation) {
+  return evaluation.is_object() && evaluation.contains("accuracy");
+}
+
+void write_report(const TrainFlags &f, const Session &s, const nlohmann::json &result, const nlohmann::json &evaluation,
+                  const ProgressView &view, const std::vector<std::string> &names, double seconds) {
+  ReportInput r;
+  r.title = "nnrt training report: " + f.model;
+  r.run = {{"nnrt", nnrt::version_string()},
+           {"backend", s.describe["backend"]},
+           {"threads", s.describe["threads"]},
+           {"model", f.model},
+           {"parameters", s.params},
+           {"data", s.specs.description},
+           {"training examples", s.n_train},
+           {"test examples", s.n_test},
+           {"epochs", result["epochs"]},
+           {"images per second (last epoch)", std::round(result["examples_per_second"].get<double>())},
+           {"wall time (s)", std::round(seconds * 10) / 10}};
+  if (has_accuracy(evaluation)) r.run["test accuracy"] = evaluation["accuracy"];
+  r.summary = nlohmann::json::parse(s.model.summary());
+  r.result = result;
+  r.evaluation = evaluation;
+  r.batch_losses = view.loss_curve();
+  r.class_names = names;
+  write_text_file(f.report, render_report(r));
+  std::printf("report: %s\n", f.report.c_str());
+}
+
+void run_train(const TrainFlags &f) {
+  auto started = std::chrono::steady_clock::now();
+  Session s(f);
+  // With ranks, rank 0 alone prints, evaluates and writes; every rank trains.
+  if (s.rank.first != 0) {
+    ProgressView view(f.epochs, true);
+    TrainFlags quiet = f;
+    quiet.quiet = true;
+    fit(quiet, s, view);
+    return;
   }
-  if (!f.save.empty() && rank == 0) {
-    check(nnrt_trainer_save(trainer, f.save.c_str()), ("saving " + f.save).c_str());
+  if (!f.quiet) {
+    if (s.rank.second > 1) std::printf("distributed: %d ranks (%s)\n", s.rank.second, f.distributed.c_str());
+    print_header(f, s);
+  }
+  ProgressView view(f.epochs, f.quiet);
+  nlohmann::json result = fit(f, s, view);
+  std::vector<std::string> names = class_names_for(f.data);
+  nlohmann::json evaluation = evaluate(s, names);
+  if (!f.save.empty()) {
+    s.trainer.save(f.save);
     std::printf("\nsaved %s\n", f.save.c_str());
   }
-  if (!f.report.empty() && rank == 0) {
-    ReportInput r;
-    r.title = "nnrt training report: " + f.model;
+  if (!f.report.empty()) {
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    r.run = {{"nnrt", nnrt_version_string()},
-             {"backend", describe["backend"]},
-             {"threads", describe["threads"]},
-             {"model", f.model},
-             {"parameters", params},
-             {"data", specs.description},
-             {"training examples", n_train},
-             {"test examples", n_test},
-             {"epochs", result["epochs"]},
-             {"images per second (last epoch)", std::round(result["examples_per_second"].get<double>())},
-             {"wall time (s)", std::round(seconds * 10) / 10}};
-    if (evaluation.is_object() && evaluation.contains("accuracy")) r.run["test accuracy"] = evaluation["accuracy"];
-    r.summary = nlohmann::json::parse(
-        read_string([&](char *b, size_t c, size_t *l) { return nnrt_model_summary(model, b, c, l); }));
-    r.result = result;
-    r.evaluation = evaluation;
-    r.batch_losses = view.loss_curve();
-    r.class_names = names;
-    write_text_file(f.report, render_report(r));
-    std::printf("report: %s\n", f.report.c_str());
+    write_report(f, s, result, evaluation, view, names, seconds);
   }
-  if (evaluation.is_object() && evaluation.contains("accuracy")) {
-    std::printf("test_accuracy=%.4f\n", evaluation["accuracy"].get<double>());
-  }
-  nnrt_trainer_release(trainer);
-  nnrt_model_release(model);
-  nnrt_dataset_release(test);
-  nnrt_dataset_release(train);
-  nnrt_context_release(ctx);
+  if (has_accuracy(evaluation)) std::printf("test_accuracy=%.4f\n", evaluation["accuracy"].get<double>());
 }
 
 }  // namespace

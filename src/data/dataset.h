@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "core/array.h"
-#include "core/context.h"
+#include "backend/array.h"
+#include "backend/context.h"
 #include "data/feature_type.h"
 
 namespace nnrt::data {

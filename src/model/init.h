@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "core/array.h"
-#include "core/context.h"
+#include "backend/array.h"
+#include "backend/context.h"
 #include "core/json_options.h"
 
 namespace nnrt::model {

@@ -64,22 +64,18 @@ std::shared_ptr<Model> Model::create(std::shared_ptr<Context> ctx, const Json &c
   return m;
 }
 
-void Model::build(const Json &config) {
-  JsonReader top(config, "config");
-  std::vector<int64_t> input = top.get_int_list("input", {});
-  if (!top.has("input")) fail(NNRT_ERR_INVALID_ARGUMENT, "config.input is required: the shape of one example, e.g. [1, 28, 28]");
-  if (input.empty() || input.size() >= NNRT_MAX_DIMS) {
-    fail(NNRT_ERR_INVALID_ARGUMENT, "config.input: expected 1 to ", NNRT_MAX_DIMS - 1, " dims, got ", input.size());
-  }
-  for (int64_t d : input) {
-    if (d <= 0) fail(NNRT_ERR_INVALID_ARGUMENT, "config.input: dims must be positive, got ", json_excerpt(config["input"]));
-  }
-  input_names_ = {"input"};
-  input_shapes_ = {Shape::of(input)};
-  uint64_t seed = top.has("seed") ? static_cast<uint64_t>(top.get_int("seed", 0, 0)) : ctx_->next_seed();
-  top.get_string("name", "");
+namespace {
 
-  bool sequential = top.has("layers");
+// The nodes as the config lists them, before the graph is ordered: layers with their inputs by name.
+struct ParsedGraph {
+  std::vector<Node> nodes;
+  std::vector<std::vector<std::string>> inputs;  // per node
+  std::map<std::string, int32_t> by_name;        // node name -> index in config order
+};
+
+// "layers" (a sequence) or "nodes" (a graph): exactly one, a non-empty list.
+const Json &layer_list(JsonReader &top, bool &sequential) {
+  sequential = top.has("layers");
   if (sequential == top.has("nodes")) {
     fail(NNRT_ERR_INVALID_ARGUMENT, "config: give either \"layers\" (a sequence) or \"nodes\" (a graph), not ",
          sequential ? "both" : "neither");
@@ -88,14 +84,13 @@ void Model::build(const Json &config) {
   if (!list.is_array() || list.empty()) {
     fail(NNRT_ERR_INVALID_ARGUMENT, "config.", sequential ? "layers" : "nodes", ": expected a non-empty list of layers");
   }
+  return list;
+}
 
-  // Parse every node; graph inputs are resolved by name after all names are known.
-  struct Pending {
-    std::vector<std::string> inputs;
-  };
-  std::vector<Node> parsed;
-  std::vector<Pending> pending;
-  std::map<std::string, int32_t> by_name;
+// Makes every layer; in a sequence each layer's input is the one before it, in a graph the named
+// ones, resolved once all names are known.
+ParsedGraph parse_nodes(const Json &list, bool sequential) {
+  ParsedGraph g;
   for (size_t i = 0; i < list.size(); ++i) {
     std::string where = cat("config.", sequential ? "layers" : "nodes", "[", i, "]");
     if (!list[i].is_object()) fail(NNRT_ERR_INVALID_ARGUMENT, where, ": expected a layer object, got ", json_excerpt(list[i]));
@@ -103,16 +98,16 @@ void Model::build(const Json &config) {
     std::string type = r.require_string("type");
     std::string name = r.get_string("name", sequential ? cat("layer", i) : "");
     if (name.empty()) fail(NNRT_ERR_INVALID_ARGUMENT, where, ".name is required in a graph (\"nodes\") config");
-    if (name == "input" || by_name.count(name)) {
+    if (name == "input" || g.by_name.count(name)) {
       fail(NNRT_ERR_INVALID_ARGUMENT, where, ".name: \"", name, "\" is ", name == "input" ? "reserved" : "used twice");
     }
-    Pending p;
+    std::vector<std::string> inputs;
     if (sequential) {
       if (r.has("inputs")) fail(NNRT_ERR_INVALID_ARGUMENT, where, ".inputs: only graph (\"nodes\") configs name inputs");
-      p.inputs = {i == 0 ? std::string("input") : parsed.back().layer->name};
+      inputs = {i == 0 ? std::string("input") : g.nodes.back().layer->name};
     } else {
-      p.inputs = r.get_string_list("inputs");
-      if (p.inputs.empty()) fail(NNRT_ERR_INVALID_ARGUMENT, where, ".inputs is required: a list of node names or \"input\"");
+      inputs = r.get_string_list("inputs");
+      if (inputs.empty()) fail(NNRT_ERR_INVALID_ARGUMENT, where, ".inputs is required: a list of node names or \"input\"");
     }
     Node node;
     node.layer = make_layer(type, r);
@@ -122,62 +117,111 @@ void Model::build(const Json &config) {
     for (auto it = list[i].begin(); it != list[i].end(); ++it) {
       if (it.key() != "type" && it.key() != "name" && it.key() != "inputs") node.layer->attributes[it.key()] = it.value();
     }
-    by_name[name] = static_cast<int32_t>(parsed.size());
-    parsed.push_back(std::move(node));
-    pending.push_back(std::move(p));
+    g.by_name[name] = static_cast<int32_t>(g.nodes.size());
+    g.nodes.push_back(std::move(node));
+    g.inputs.push_back(std::move(inputs));
   }
+  return g;
+}
 
-  // Resolve names, then order the nodes so that every node comes after its inputs.
-  std::vector<std::vector<int32_t>> deps(parsed.size());
-  for (size_t i = 0; i < parsed.size(); ++i) {
-    for (const std::string &in : pending[i].inputs) {
+// Each node's inputs as indices in config order; -1 is the model input.
+std::vector<std::vector<int32_t>> resolve_inputs(const ParsedGraph &g) {
+  std::vector<std::vector<int32_t>> deps(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (const std::string &in : g.inputs[i]) {
       if (in == "input") {
         deps[i].push_back(-1);
         continue;
       }
-      auto it = by_name.find(in);
-      if (it == by_name.end()) {
-        fail(NNRT_ERR_INVALID_ARGUMENT, "config.nodes[", i, "] ('", parsed[i].layer->name, "'): unknown input \"", in, "\"");
+      auto it = g.by_name.find(in);
+      if (it == g.by_name.end()) {
+        fail(NNRT_ERR_INVALID_ARGUMENT, "config.nodes[", i, "] ('", g.nodes[i].layer->name, "'): unknown input \"", in, "\"");
       }
       deps[i].push_back(it->second);
     }
   }
-  std::vector<int32_t> order, position(parsed.size(), -1);
-  std::vector<bool> placed(parsed.size(), false);
-  while (order.size() < parsed.size()) {
+  return deps;
+}
+
+// An order in which every node comes after its inputs (config order where the graph allows).
+std::vector<int32_t> topological_order(const std::vector<std::vector<int32_t>> &deps) {
+  std::vector<int32_t> order;
+  std::vector<bool> placed(deps.size(), false);
+  while (order.size() < deps.size()) {
     bool progress = false;
-    for (size_t i = 0; i < parsed.size(); ++i) {
+    for (size_t i = 0; i < deps.size(); ++i) {
       if (placed[i]) continue;
       bool ready = std::all_of(deps[i].begin(), deps[i].end(), [&](int32_t d) { return d < 0 || placed[d]; });
       if (!ready) continue;
       placed[i] = true;
-      position[i] = static_cast<int32_t>(order.size());
       order.push_back(static_cast<int32_t>(i));
       progress = true;
     }
     if (!progress) fail(NNRT_ERR_INVALID_ARGUMENT, "config.nodes: the graph has a cycle");
   }
+  return order;
+}
+
+}  // namespace
+
+void Model::build(const Json &config) {
+  JsonReader top(config, "config");
+  uint64_t seed = read_input(top);
+  top.get_string("name", "");
+  bool sequential = false;
+  const Json &list = layer_list(top, sequential);
+  ParsedGraph graph = parse_nodes(list, sequential);
+  std::vector<std::vector<int32_t>> deps = resolve_inputs(graph);
+  std::vector<int32_t> position = adopt_in_order(std::move(graph.nodes), deps, topological_order(deps));
+  read_outputs(top, sequential, graph.by_name, position);
+  top.finish();
+  infer_shapes_and_init(seed);
+  // One example through the model: proves the graph runs, and fills in the forward placement.
+  predict(ops::zeros(*ctx_, NNRT_DTYPE_F32, with_batch(1, input_shapes_[0])));
+}
+
+uint64_t Model::read_input(JsonReader &top) {
+  if (!top.has("input")) fail(NNRT_ERR_INVALID_ARGUMENT, "config.input is required: the shape of one example, e.g. [1, 28, 28]");
+  std::vector<int64_t> input = top.get_int_list("input", {});
+  if (input.empty() || input.size() >= NNRT_MAX_DIMS) {
+    fail(NNRT_ERR_INVALID_ARGUMENT, "config.input: expected 1 to ", NNRT_MAX_DIMS - 1, " dims, got ", input.size());
+  }
+  for (int64_t d : input) {
+    if (d <= 0) fail(NNRT_ERR_INVALID_ARGUMENT, "config.input: dims must be positive, got ", json_excerpt(top.raw("input")));
+  }
+  input_names_ = {"input"};
+  input_shapes_ = {Shape::of(input)};
+  return top.has("seed") ? static_cast<uint64_t>(top.get_int("seed", 0, 0)) : ctx_->next_seed();
+}
+
+std::vector<int32_t> Model::adopt_in_order(std::vector<Node> parsed, const std::vector<std::vector<int32_t>> &deps,
+                                           const std::vector<int32_t> &order) {
+  std::vector<int32_t> position(parsed.size(), -1);
+  for (size_t k = 0; k < order.size(); ++k) position[order[k]] = static_cast<int32_t>(k);
   for (int32_t i : order) {
     Node node = std::move(parsed[i]);
     for (int32_t d : deps[i]) node.inputs.push_back(d < 0 ? d : position[d]);
     nodes_.push_back(std::move(node));
   }
+  return position;
+}
 
-  // Outputs: the graph's named outputs, or the last layer.
+void Model::read_outputs(JsonReader &top, bool sequential, const std::map<std::string, int32_t> &by_name,
+                         const std::vector<int32_t> &position) {
   if (sequential) {
     outputs_ = {static_cast<int32_t>(nodes_.size() - 1)};
-  } else {
-    std::vector<std::string> outs = top.get_string_list("outputs");
-    if (outs.empty()) outs = {nodes_.back().layer->name};
-    for (const std::string &o : outs) {
-      auto it = by_name.find(o);
-      if (it == by_name.end()) fail(NNRT_ERR_INVALID_ARGUMENT, "config.outputs: unknown node \"", o, "\"");
-      outputs_.push_back(position[it->second]);
-    }
+    return;
   }
-  top.finish();
+  std::vector<std::string> outs = top.get_string_list("outputs");
+  if (outs.empty()) outs = {nodes_.back().layer->name};
+  for (const std::string &o : outs) {
+    auto it = by_name.find(o);
+    if (it == by_name.end()) fail(NNRT_ERR_INVALID_ARGUMENT, "config.outputs: unknown node \"", o, "\"");
+    outputs_.push_back(position[it->second]);
+  }
+}
 
-  // Shape inference and parameters, in order.
+void Model::infer_shapes_and_init(uint64_t seed) {
   for (size_t i = 0; i < nodes_.size(); ++i) {
     Node &node = nodes_[i];
     node.layer->index = static_cast<int32_t>(i);
@@ -199,10 +243,6 @@ void Model::build(const Json &config) {
     }
   }
   for (int32_t o : outputs_) nodes_[o].consumers++;
-
-  // One example through the model: proves the graph runs, and fills in the forward placement.
-  Shape one = with_batch(1, input_shapes_[0]);
-  predict(ops::zeros(*ctx_, NNRT_DTYPE_F32, one));
 }
 
 const OutputLayer *Model::output_layer() const {

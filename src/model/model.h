@@ -115,7 +115,16 @@ class Model {
 
  private:
   Model() = default;
+  // Building, in order: the input shape and seed, the layers, the graph's order and outputs, then
+  // shapes and initial parameters (model.cpp). Each throws nnrt::Error naming the config key.
   void build(const Json &config);
+  uint64_t read_input(JsonReader &top);  // returns the seed of the parameters' initialisation
+  // Moves the nodes into nodes_ in `order`, inputs renumbered; returns each config index's position.
+  std::vector<int32_t> adopt_in_order(std::vector<Node> parsed, const std::vector<std::vector<int32_t>> &deps,
+                                      const std::vector<int32_t> &order);
+  void read_outputs(JsonReader &top, bool sequential, const std::map<std::string, int32_t> &by_name,
+                    const std::vector<int32_t> &position);
+  void infer_shapes_and_init(uint64_t seed);
   std::vector<Array> gather_inputs(const Node &node, const std::vector<Array> &model_inputs,
                                    const std::vector<Array> &outs) const;
   std::vector<Array> node_params(const Node &node, const std::vector<Array> &params) const;

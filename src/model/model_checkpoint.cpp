@@ -1,7 +1,7 @@
 // Model checkpoints: the config in the metadata and every parameter as an F32 tensor.
 #include "core/error.h"
-#include "io/model_tensors.h"
 #include "model/model.h"
+#include "model/model_tensors.h"
 
 namespace nnrt::model {
 
@@ -11,7 +11,7 @@ void Model::save(const std::string &path) const {
   {
     // A consistent snapshot; the disk write happens after, so training is not held up by it.
     std::shared_lock<std::shared_mutex> read(lock_);
-    checkpoint.tensors = io::param_records(*this);
+    checkpoint.tensors = param_records(*this);
   }
   io::write_checkpoint(path, checkpoint);
 }
@@ -19,7 +19,7 @@ void Model::save(const std::string &path) const {
 std::shared_ptr<Model> Model::load(std::shared_ptr<Context> ctx, const std::string &path) {
   std::string what = cat("checkpoint '", path, "'");
   io::Checkpoint checkpoint = io::read_checkpoint(path);
-  Json config = io::checkpoint_config(checkpoint, what);
+  Json config = checkpoint_config(checkpoint, what);
   std::shared_ptr<Model> m;
   try {
     m = create(std::move(ctx), config);
@@ -30,7 +30,7 @@ std::shared_ptr<Model> Model::load(std::shared_ptr<Context> ctx, const std::stri
     if (s != NNRT_ERR_INVALID_ARGUMENT && s != NNRT_ERR_SHAPE && s != NNRT_ERR_DTYPE) throw;
     fail(NNRT_ERR_CORRUPT, what, ": its ", io::kConfigKey, " is not a valid model config: ", e.what());
   }
-  std::vector<const io::TensorRecord *> records = io::match_params(checkpoint, *m, what);
+  std::vector<const io::TensorRecord *> records = match_params(checkpoint, *m, what);
   for (size_t i = 0; i < records.size(); ++i) {
     m->params_[i].value.copy_from_host(records[i]->bytes.data(), records[i]->bytes.size());
   }

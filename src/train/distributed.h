@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "backend/communicator.h"
-#include "core/array.h"
-#include "core/context.h"
+#include "backend/array.h"
+#include "backend/context.h"
 #include "core/json_options.h"
 
 namespace nnrt::train {

@@ -439,7 +439,7 @@ bool Trainer::apply_update(std::vector<Array> &grads, const std::vector<Array> &
   for (size_t i = 0; i < ps.size(); ++i) {
     if (!ps[i].spec.trainable || !grads[i].defined()) continue;
     ops::optimizer_update(ctx, options_.optimizer.rule, grads[i], values[i], state0[i].defined() ? &state0[i] : nullptr,
-                          state1[i].defined() ? &state1[i] : nullptr, lr, iteration_ + 1, grad_scale);
+                          state1[i].defined() ? &state1[i] : nullptr, lr, optimizer_steps() + 1, grad_scale);
   }
   return true;
 }
@@ -513,7 +513,7 @@ nnrt_status Trainer::fit(const std::shared_ptr<data::Dataset> &train, const std:
   if (validation) check_dataset(*validation, "validation");
   const EarlyStopping &es = options_.early_stopping;
   nnrt_dtype dtype = compute_dtype();
-  stop_reason_ = "completed";
+  stop_reason_ = StopReason::kCompleted;
   nnrt_status status = NNRT_OK;
   auto fit_start = Clock::now();
   const int32_t workers = options_.parallel.workers;
@@ -534,7 +534,7 @@ nnrt_status Trainer::fit(const std::shared_ptr<data::Dataset> &train, const std:
   for (int32_t e = 0; e < epochs; ++e) {
     int32_t epoch = epochs_done_;
     if (es.enabled && es.max_epochs > 0 && epoch >= es.max_epochs) {
-      stop_reason_ = "max_epochs";
+      stop_reason_ = StopReason::kMaxEpochs;
       break;
     }
     double lr = options_.has_schedule ? options_.schedule.rate(options_.optimizer.learning_rate, epoch)
@@ -568,7 +568,7 @@ nnrt_status Trainer::fit(const std::shared_ptr<data::Dataset> &train, const std:
     p.validation_score = std::numeric_limits<double>::quiet_NaN();
     for (int64_t st = 0; st < steps; ++st) {
       if (!comm_ && cancel_requested_.exchange(false)) {
-        stop_reason_ = "cancelled";
+        stop_reason_ = StopReason::kCancelled;
         status = NNRT_ERR_CANCELLED;
         break;
       }
@@ -603,21 +603,21 @@ nnrt_status Trainer::fit(const std::shared_ptr<data::Dataset> &train, const std:
       if (comm_ && cancel_requested_.exchange(false)) mine |= kStopCancel;
       int stop = stop_requests(mine);
       if (stop & kStopCancel) {
-        stop_reason_ = "cancelled";
+        stop_reason_ = StopReason::kCancelled;
         status = NNRT_ERR_CANCELLED;
       } else if (stop & kStopInvalid) {
         log::warn(cat("epoch ", epoch, ", step ", st, ": the loss is not finite", comm_ ? " on some rank" : "",
                       "; training stops (invalid score)"));
-        stop_reason_ = "invalid_score";
+        stop_reason_ = StopReason::kInvalidScore;
       } else if (stop & kStopCallback) {
-        stop_reason_ = "callback";
+        stop_reason_ = StopReason::kCallback;
       } else if (stop & kStopTime) {
-        stop_reason_ = "max_time";
+        stop_reason_ = StopReason::kMaxTime;
       }
       if (stop) break;
     }
-    if (stop_reason_ != "completed" && stop_reason_ != "max_time") break;
-    if (stop_reason_ == "max_time" && batch_index == 0) break;
+    if (stop_reason_ != StopReason::kCompleted && stop_reason_ != StopReason::kMaxTime) break;
+    if (stop_reason_ == StopReason::kMaxTime && batch_index == 0) break;
     if (options_.parallel.mode == ParallelMode::average && (steps_since_average_ > 0 || comm_)) {
       // Validation, early stopping and checkpoints see the averaged model.
       std::unique_lock<std::shared_mutex> write(model_->lock());
@@ -657,15 +657,15 @@ nnrt_status Trainer::fit(const std::shared_ptr<data::Dataset> &train, const std:
     if (es.enabled) {
       double score = rec.validation_score;
       if (!std::isfinite(score)) {
-        stop_reason_ = "invalid_score";
+        stop_reason_ = StopReason::kInvalidScore;
       } else if (improved(score)) {
         keep_best(epoch, score);
       } else if (es.patience > 0 && ++epochs_since_best_ >= es.patience) {
-        stop_reason_ = "patience";
+        stop_reason_ = StopReason::kPatience;
       }
     }
-    if (stop_requests(report(p) ? kStopCallback : 0)) stop_reason_ = "callback";
-    if (stop_reason_ != "completed") break;
+    if (stop_requests(report(p) ? kStopCallback : 0)) stop_reason_ = StopReason::kCallback;
+    if (stop_reason_ != StopReason::kCompleted) break;
   }
   // With early stopping the model ends on its best epoch, as the seed's EarlyStoppingTrainer returns.
   if (es.enabled && !best_params_.empty() && status == NNRT_OK) {
@@ -681,7 +681,7 @@ std::string Trainer::result() const {
   Json j;
   j["epochs"] = epochs_done_;
   j["iterations"] = iteration_;
-  j["stop_reason"] = stop_reason_;
+  j["stop_reason"] = stop_reason_name(stop_reason_);
   Json history = Json::array();
   int32_t best_epoch = -1;
   double best = -std::numeric_limits<double>::infinity();

@@ -14,6 +14,7 @@
 #include "train/distributed.h"
 #include "train/optimizer.h"
 #include "train/schedule.h"
+#include "train/stop_reason.h"
 
 namespace nnrt::train {
 
@@ -155,6 +156,9 @@ class Trainer {
   void check_labels(const Array &y) const;
   void check_dataset(const data::Dataset &d, const char *what) const;
   bool report(nnrt_progress &p);  // true: the callback asked to stop
+  // The optimizer's step count, Adam's and AdaMax's `t`: steps less the ones mixed precision
+  // skipped for overflow, which (as with PyTorch's GradScaler) never reach the optimizer.
+  int64_t optimizer_steps() const { return iteration_ - skipped_steps_; }
 
   std::shared_ptr<model::Model> model_;
   TrainerOptions options_;
@@ -163,7 +167,7 @@ class Trainer {
   std::shared_ptr<backend::Communicator> comm_;  // distributed training only
   std::unique_ptr<GradientBuckets> buckets_;
   int64_t steps_since_average_ = 0;
-  int64_t iteration_ = 0;               // optimisation steps taken
+  int64_t iteration_ = 0;               // steps trained, skipped ones included
   int64_t examples_seen_ = 0;
   int32_t epochs_done_ = 0;
   std::atomic<bool> cancel_requested_{false};
@@ -181,7 +185,7 @@ class Trainer {
   int32_t epochs_since_best_ = 0;
 
   // For result().
-  std::string stop_reason_ = "not_started";
+  StopReason stop_reason_ = StopReason::kNotStarted;
   double last_loss_ = 0, last_examples_per_second_ = 0;
   std::vector<EpochRecord> history_;
 };

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "core/error.h"
-#include "io/model_tensors.h"
+#include "model/model_tensors.h"
 #include "train/trainer.h"
 
 namespace nnrt::train {
@@ -21,7 +21,7 @@ struct SavedState {
   int32_t epochs_done = 0;
   uint64_t seed = 0;         // the shuffle seed: each epoch's order follows from (seed, epoch)
   double learning_rate = 0;  // at the time of saving, for people reading the file
-  std::string stop_reason;
+  StopReason stop_reason = StopReason::kNotStarted;
   double last_loss = 0, examples_per_second = 0;
   std::vector<EpochRecord> history;
   // Mixed precision's dynamic loss scale.
@@ -33,8 +33,8 @@ struct SavedState {
   int32_t epochs_since_best = 0;
 };
 
-std::string state_name(const std::string &param, int k) { return cat(io::kOptimizerPrefix, param, ".state", k); }
-std::string best_name(const std::string &param) { return cat(io::kOptimizerPrefix, param, ".best"); }
+std::string state_name(const std::string &param, int k) { return cat(model::kOptimizerPrefix, param, ".state", k); }
+std::string best_name(const std::string &param) { return cat(model::kOptimizerPrefix, param, ".best"); }
 
 // JSON has no NaN or Inf: a non-finite loss (an "invalid score" stop) is written as null.
 Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
@@ -55,7 +55,7 @@ Json to_json(const SavedState &s) {
           {"epochs_done", s.epochs_done},
           {"seed", s.seed},
           {"learning_rate", s.learning_rate},
-          {"stop_reason", s.stop_reason},
+          {"stop_reason", stop_reason_name(s.stop_reason)},
           {"last_loss", number_or_null(s.last_loss)},
           {"examples_per_second", s.examples_per_second},
           {"history", history},
@@ -110,7 +110,10 @@ SavedState read_state(const std::string &text, const std::string &what) {
     }
     s.seed = seed.get<uint64_t>();
     s.learning_rate = r.get_number("learning_rate", 0);
-    s.stop_reason = r.require_string("stop_reason");
+    std::string stop_reason = r.require_string("stop_reason");
+    std::optional<StopReason> reason = stop_reason_from_name(stop_reason);
+    if (!reason) fail(NNRT_ERR_INVALID_ARGUMENT, r.name("stop_reason"), ": \"", stop_reason, "\" is not a stop reason");
+    s.stop_reason = *reason;
     s.last_loss = number_or_nan(r, "last_loss");
     s.examples_per_second = r.get_number("examples_per_second", 0, 0);
     const Json &history = required(r, "history");
@@ -120,7 +123,7 @@ SavedState read_state(const std::string &text, const std::string &what) {
       s.history.push_back(read_epoch(history[i], cat(r.name("history"), "[", i, "]")));
     s.loss_scale = r.get_number("loss_scale", 1, 0);
     s.good_steps = r.require_int("good_steps", 0);
-    s.skipped_steps = r.require_int("skipped_steps", 0);
+    s.skipped_steps = r.require_int("skipped_steps", 0, s.iteration);  // skipped steps are iterations too
     s.best_epoch = static_cast<int32_t>(r.require_int("best_epoch", -1, INT32_MAX));
     s.best_score = number_or_nan(r, "best_score");
     s.epochs_since_best = static_cast<int32_t>(r.require_int("epochs_since_best", 0, INT32_MAX));
@@ -155,7 +158,7 @@ struct RestoredArrays {
 RestoredArrays read_arrays(const io::Checkpoint &checkpoint, const model::Model &m, const std::vector<Array> &kept0,
                            const std::vector<Array> &kept1, const SavedState &s, const std::string &what) {
   Context &ctx = m.ctx();
-  std::vector<const io::TensorRecord *> records = io::match_params(checkpoint, m, what);
+  std::vector<const io::TensorRecord *> records = model::match_params(checkpoint, m, what);
   const std::vector<model::Param> &ps = m.params();
   RestoredArrays out;
   out.state0.resize(ps.size());
@@ -164,19 +167,19 @@ RestoredArrays read_arrays(const io::Checkpoint &checkpoint, const model::Model 
   auto take = [&](const std::string &name, const Shape &shape, const char *kind) {
     const io::TensorRecord *r = checkpoint.find(name);
     if (!r) fail(NNRT_ERR_CORRUPT, what, ": ", kind, " \"", name, "\" is missing");
-    io::check_record(*r, shape, what);
+    model::check_record(*r, shape, what);
     ++expected;
-    return io::array_from_record(ctx, *r);
+    return model::array_from_record(ctx, *r);
   };
   for (size_t i = 0; i < ps.size(); ++i) {
     const Shape &shape = ps[i].value.shape();
-    out.params.push_back(io::array_from_record(ctx, *records[i]));
+    out.params.push_back(model::array_from_record(ctx, *records[i]));
     if (kept0[i].defined()) out.state0[i] = take(state_name(ps[i].name, 0), shape, "the optimizer state");
     if (kept1[i].defined()) out.state1[i] = take(state_name(ps[i].name, 1), shape, "the optimizer state");
     if (s.best_epoch >= 0) out.best.push_back(take(best_name(ps[i].name), shape, "early stopping's best value"));
   }
   size_t found = 0;
-  std::string prefix = io::kOptimizerPrefix;
+  std::string prefix = model::kOptimizerPrefix;
   for (const io::TensorRecord &t : checkpoint.tensors) found += t.name.compare(0, prefix.size(), prefix) == 0;
   if (found != expected) {
     fail(NNRT_ERR_CORRUPT, what, ": it holds ", found, " \"", prefix, "*\" tensors; its ", s.optimizer, " optimizer",
@@ -218,10 +221,10 @@ void Trainer::save(const std::string &path) const {
   {
     // Parameters and states as of one moment: a step updates them under the exclusive lock.
     std::shared_lock<std::shared_mutex> read(m.lock());
-    checkpoint.tensors = io::param_records(m);
+    checkpoint.tensors = model::param_records(m);
     const std::vector<model::Param> &ps = m.params();
     auto add = [&](const std::string &name, const Array &a) {
-      checkpoint.tensors.push_back(io::record_from_array(m.ctx(), name, a));
+      checkpoint.tensors.push_back(model::record_from_array(m.ctx(), name, a));
     };
     for (size_t i = 0; i < ps.size(); ++i) {
       if (state0_[i].defined()) add(state_name(ps[i].name, 0), state0_[i]);
@@ -238,7 +241,7 @@ void Trainer::restore(const std::string &path) {
   io::Checkpoint checkpoint = io::read_checkpoint(path);
 
   // Everything is checked, and every new array made, before anything changes.
-  Json config = io::checkpoint_config(checkpoint, what);
+  Json config = model::checkpoint_config(checkpoint, what);
   if (config != m.config()) {
     fail(NNRT_ERR_INVALID_ARGUMENT, what, " was saved from a different model config (",
          first_difference(config, m.config()), "); a trainer restores only checkpoints of its own model's config");
@@ -274,7 +277,7 @@ void Trainer::restore(const std::string &path) {
   examples_seen_ = s.examples_seen;
   epochs_done_ = s.epochs_done;
   options_.seed = s.seed;
-  stop_reason_.swap(s.stop_reason);
+  stop_reason_ = s.stop_reason;
   last_loss_ = s.last_loss;
   last_examples_per_second_ = s.examples_per_second;
   history_.swap(s.history);

@@ -1,5 +1,7 @@
 /* A minimal test harness for the C99 tests: CHECK macros that count and report failures. Each
-** test program runs its cases and returns non-zero if any check failed. */
+** test program runs its cases and returns non-zero if any check failed. c_test_finish prints the
+** counts as the line scripts/test_summary.py reads: "nnrt-test-counts: passed=N failed=N skipped=0",
+** one case per check. */
 #ifndef NNRT_C_TEST_H
 #define NNRT_C_TEST_H
 
@@ -50,6 +52,7 @@ static int c_test_checks = 0;
   } while (0)
 
 static int c_test_finish(const char *name) {
+  printf("nnrt-test-counts: passed=%d failed=%d skipped=0\n", c_test_checks - c_test_failures, c_test_failures);
   if (c_test_failures) {
     fprintf(stderr, "%s: %d of %d checks failed\n", name, c_test_failures, c_test_checks);
     return 1;

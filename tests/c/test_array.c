@@ -89,6 +89,8 @@ int main(void) {
   }
   CHECK_STATUS(nnrt_array_create(ctx, (nnrt_dtype)0, 2, shape, &keep), NNRT_ERR_DTYPE, "dtype");
   CHECK_STATUS(nnrt_array_create(ctx, (nnrt_dtype)42, 2, shape, &keep), NNRT_ERR_DTYPE, "got 42");
+  CHECK_STATUS(nnrt_array_from_host(ctx, (nnrt_dtype)42, 2, shape, data, sizeof data, &keep), NNRT_ERR_DTYPE, "got 42");
+  CHECK_STATUS(nnrt_array_from_host(ctx, (nnrt_dtype)0, 2, shape, data, sizeof data, &keep), NNRT_ERR_DTYPE, "dtype");
   CHECK_STATUS(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 2, shape, data, 20, &keep), NNRT_ERR_INVALID_ARGUMENT,
                "needs 24 bytes");
   CHECK_STATUS(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 2, shape, NULL, 24, &keep), NNRT_ERR_INVALID_ARGUMENT,

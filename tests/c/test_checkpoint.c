@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "c_test.h"
-#include "lenet_config.h"
+#include "lenet_example.h"
 
 static nnrt_context *ctx;
 static char folder[64];
@@ -16,9 +16,9 @@ static const char *scratch(int slot, const char *name) {
   return path_buf[slot];
 }
 
-static const char *lenet = LENET_CONFIG;
-static const char *lenet_params[] = {"layer0.weight", "layer0.bias", "layer2.weight", "layer2.bias",
-                                     "layer4.weight", "layer4.bias", "layer5.weight", "layer5.bias"};
+static const char *lenet = NNRT_LENET_CONFIG;
+static const char *lenet_params[] = {"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias",
+                                     "fc1.weight",   "fc1.bias",   "out.weight",   "out.bias"};
 
 /* Dropout draws a new mask every step and batchnorm keeps running statistics: both are state
 ** that a restore has to bring back exactly. */
@@ -165,7 +165,7 @@ static void test_model_round_trip(void) {
   nnrt_model_release(loaded);
   loaded = NULL;
   CHECK_OK(nnrt_model_load(ctx, path, &loaded));
-  CHECK(loaded && same_param(m, loaded, "layer4.weight"));
+  CHECK(loaded && same_param(m, loaded, "fc1.weight"));
 
   /* Bad arguments: INVALID_ARGUMENT, and *out is left alone. */
   CHECK_STATUS(nnrt_model_load(NULL, path, &keep), NNRT_ERR_INVALID_ARGUMENT, "ctx");
@@ -291,6 +291,9 @@ static void test_trainer_resume(void) {
   copy_file(saved, damaged, -1);
   patch_file(damaged, "adam", "adaM");
   CHECK_STATUS(nnrt_trainer_restore(tb, damaged), NNRT_ERR_CORRUPT, "checksum");
+  copy_file(saved, damaged, -1);
+  patch_file(damaged, "\"nnrt.format\":\"1\"", "\"nnrt.format\":\"7\"");
+  CHECK_STATUS(nnrt_trainer_restore(tb, damaged), NNRT_ERR_VERSION, "format 7");
   CHECK_STATUS(nnrt_trainer_restore(tb, "/nonexistent-nnrt-folder/t.safetensors"), NNRT_ERR_IO, "No such file");
   CHECK_STATUS(nnrt_trainer_restore(tb, NULL), NNRT_ERR_INVALID_ARGUMENT, "path");
   CHECK_STATUS(nnrt_trainer_restore(NULL, saved), NNRT_ERR_INVALID_ARGUMENT, "t");

@@ -36,6 +36,32 @@ static void check_load_fails(nnrt_context *ctx, const char *spec, nnrt_status st
   CHECK(d == (nnrt_dataset *)0x1);
 }
 
+/* The last two examples of an IDX dataset below (of all four: images 2 and 3, labels 4 and 1; of
+** the first three: images 1 and 2, labels 1 and 4), as nnrt_dataset_examples gives them: F32
+** features times `scale`, I64 labels. */
+static void check_idx_examples(nnrt_context *ctx, const nnrt_dataset *d, float scale) {
+  static const unsigned char pixels[8] = {8, 9, 10, 11, 12, 13, 14, 255};
+  nnrt_array *f = NULL, *l = NULL;
+  nnrt_dtype dt = NNRT_DTYPE_BOOL;
+  int32_t nd = 0;
+  int64_t shape[NNRT_MAX_DIMS], labels[2] = {-1, -1}, size = 0;
+  float got[8];
+  int i;
+  CHECK_OK(nnrt_dataset_size(d, &size));
+  CHECK_OK(nnrt_dataset_examples(ctx, d, size - 2, 2, &f, &l));
+  CHECK_OK(nnrt_array_info(f, &dt, &nd, shape));
+  /* [N, rows, cols] images become one-channel examples [1, rows, cols] */
+  CHECK(dt == NNRT_DTYPE_F32 && nd == 4 && shape[0] == 2 && shape[1] == 1 && shape[2] == 2 && shape[3] == 2);
+  CHECK_OK(nnrt_array_to_host(f, got, sizeof got));
+  for (i = 0; i < 8 && size == 4; ++i) CHECK_NEAR(got[i], pixels[i] * scale, 1e-6);
+  CHECK_OK(nnrt_array_info(l, &dt, &nd, shape));
+  CHECK(dt == NNRT_DTYPE_I64 && nd == 1 && shape[0] == 2);
+  CHECK_OK(nnrt_array_to_host(l, labels, sizeof labels));
+  CHECK(size == 4 ? labels[0] == 4 && labels[1] == 1 : labels[0] == 1 && labels[1] == 4);
+  nnrt_array_release(f);
+  nnrt_array_release(l);
+}
+
 int main(void) {
   /* IDX: four 2x2 images and their labels; a labels file with three; a truncated images file. */
   static const unsigned char images[16 + 16] = {0, 0, 8, 3, 0, 0, 0, 4, 0, 0, 0,  2,  0,  0,  0,  2,
@@ -67,6 +93,7 @@ int main(void) {
   CHECK_OK(nnrt_dataset_load(ctx, spec, &d));
   CHECK_OK(nnrt_dataset_size(d, &n));
   CHECK(n == 4);
+  check_idx_examples(ctx, d, 1.0f / 255.0f);
   nnrt_dataset_release(d);
   snprintf(spec, sizeof spec,
            "{\"format\": \"idx\", \"images\": \"%s\", \"labels\": \"%s\", \"limit\": 3, \"scale\": 1}", path_buf[0],
@@ -74,6 +101,7 @@ int main(void) {
   CHECK_OK(nnrt_dataset_load(ctx, spec, &d));
   CHECK_OK(nnrt_dataset_size(d, &n));
   CHECK(n == 3);
+  check_idx_examples(ctx, d, 1.0f);
   nnrt_dataset_release(d);
 
   /* CSV with a header and \r\n. */
@@ -148,7 +176,51 @@ int main(void) {
                "features is not a live nnrt_array");
   CHECK_STATUS(nnrt_dataset_from_arrays(ctx, x, y_short, &keep), NNRT_ERR_SHAPE, "[3, 2]");
   CHECK_STATUS(nnrt_dataset_from_arrays(ctx, x_nan, y, &keep), NNRT_ERR_INVALID_ARGUMENT, "example 2");
+  {
+    unsigned char flags[6] = {0, 1, 1, 0, 1, 1};
+    int64_t shape[2] = {3, 2};
+    nnrt_array *bools = NULL;
+    CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_BOOL, 2, shape, flags, sizeof flags, &bools));
+    CHECK_STATUS(nnrt_dataset_from_arrays(ctx, bools, y, &keep), NNRT_ERR_DTYPE, "bool");
+    nnrt_array_release(bools);
+    CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_BOOL, 1, shape, flags, 3, &bools));
+    CHECK_STATUS(nnrt_dataset_from_arrays(ctx, x, bools, &keep), NNRT_ERR_DTYPE, "bool");
+    nnrt_array_release(bools);
+  }
   CHECK(keep == (nnrt_dataset *)0x1);
+
+  /* examples: a range of the dataset as new arrays; the labels may be skipped */
+  {
+    nnrt_array *f = NULL, *l = NULL, *keep_f = (nnrt_array *)0x1, *keep_l = (nnrt_array *)0x1;
+    float fv[4] = {0};
+    int64_t lv[2] = {-1, -1}, shape[NNRT_MAX_DIMS];
+    int32_t nd = 0;
+    CHECK_OK(nnrt_dataset_examples(ctx, d, 1, 2, &f, &l));
+    CHECK_OK(nnrt_array_info(f, NULL, &nd, shape));
+    CHECK(nd == 2 && shape[0] == 2 && shape[1] == 2);
+    CHECK_OK(nnrt_array_to_host(f, fv, sizeof fv));
+    CHECK(fv[0] == 3 && fv[1] == 4 && fv[2] == 5 && fv[3] == 6);
+    CHECK_OK(nnrt_array_to_host(l, lv, sizeof lv));
+    CHECK(lv[0] == 2 && lv[1] == 1);
+    nnrt_array_release(f);
+    nnrt_array_release(l);
+    CHECK_OK(nnrt_dataset_examples(ctx, d, 3, 0, &f, NULL));
+    CHECK_OK(nnrt_array_info(f, NULL, &nd, shape));
+    CHECK(nd == 2 && shape[0] == 0 && shape[1] == 2);
+    nnrt_array_release(f);
+    CHECK_STATUS(nnrt_dataset_examples(ctx, d, 2, 2, &keep_f, &keep_l), NNRT_ERR_INVALID_ARGUMENT, "[2, 4)");
+    CHECK_STATUS(nnrt_dataset_examples(ctx, d, 2, 2, &keep_f, &keep_l), NNRT_ERR_INVALID_ARGUMENT, "3 examples");
+    CHECK_STATUS(nnrt_dataset_examples(ctx, d, -1, 1, &keep_f, &keep_l), NNRT_ERR_INVALID_ARGUMENT, "[-1, 0)");
+    CHECK_STATUS(nnrt_dataset_examples(ctx, d, 0, -1, &keep_f, &keep_l), NNRT_ERR_INVALID_ARGUMENT, "outside");
+    CHECK_STATUS(nnrt_dataset_examples(NULL, d, 0, 1, &keep_f, &keep_l), NNRT_ERR_INVALID_ARGUMENT, "ctx is NULL");
+    CHECK_STATUS(nnrt_dataset_examples(ctx, NULL, 0, 1, &keep_f, &keep_l), NNRT_ERR_INVALID_ARGUMENT, "d is NULL");
+    CHECK_STATUS(nnrt_dataset_examples(ctx, d, 0, 1, NULL, &keep_l), NNRT_ERR_INVALID_ARGUMENT, "features is NULL");
+    CHECK_STATUS(nnrt_dataset_examples((nnrt_context *)d, d, 0, 1, &keep_f, &keep_l), NNRT_ERR_INVALID_ARGUMENT,
+                 "not a live nnrt_context");
+    CHECK_STATUS(nnrt_dataset_examples(ctx, (nnrt_dataset *)x, 0, 1, &keep_f, &keep_l), NNRT_ERR_INVALID_ARGUMENT,
+                 "not a live nnrt_dataset");
+    CHECK(keep_f == (nnrt_array *)0x1 && keep_l == (nnrt_array *)0x1);
+  }
 
   /* size and release. */
   CHECK_STATUS(nnrt_dataset_size(NULL, &n), NNRT_ERR_INVALID_ARGUMENT, "d is NULL");

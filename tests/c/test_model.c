@@ -3,11 +3,11 @@
 #include <stdlib.h>
 
 #include "c_test.h"
-#include "lenet_config.h"
+#include "lenet_example.h"
 
 static nnrt_context *ctx;
 
-static const char *lenet = LENET_CONFIG;
+static const char *lenet = NNRT_LENET_CONFIG;
 
 /* Two Gaussian-ish blobs in 4-D: class 0 around -1, class 1 around +1 (deterministic). */
 static void make_blobs(int n, float *x, int32_t *y) {
@@ -47,15 +47,15 @@ static void test_model_api(void) {
   CHECK_OK(nnrt_model_create(ctx, lenet, &m));
   CHECK_OK(nnrt_model_param_count(m, &count));
   CHECK(count == 520 + 25050 + 40200 + 2010);
-  CHECK_OK(nnrt_model_get_param(m, "layer0.weight", &w));
+  CHECK_OK(nnrt_model_get_param(m, "conv1.weight", &w));
   CHECK_OK(nnrt_array_info(w, NULL, &nd, shape));
   CHECK(nd == 4 && shape[0] == 20 && shape[1] == 1 && shape[2] == 5 && shape[3] == 5);
   nnrt_array_release(w);
-  CHECK_OK(nnrt_model_get_param(m, "layer4.weight", &w));
+  CHECK_OK(nnrt_model_get_param(m, "fc1.weight", &w));
   CHECK_OK(nnrt_array_info(w, NULL, &nd, shape));
   CHECK(nd == 2 && shape[0] == 200 && shape[1] == 200);
   nnrt_array_release(w);
-  CHECK_OK(nnrt_model_get_param(m, "layer5.bias", &w));
+  CHECK_OK(nnrt_model_get_param(m, "out.bias", &w));
   CHECK_OK(nnrt_array_info(w, NULL, &nd, shape));
   CHECK(nd == 1 && shape[0] == 10);
 
@@ -65,14 +65,14 @@ static void test_model_api(void) {
     int64_t s10[1] = {10}, s9[1] = {9};
     nnrt_array *v = NULL, *bad = NULL, *got = NULL;
     CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 1, s10, ten, sizeof ten, &v));
-    CHECK_OK(nnrt_model_set_param(m, "layer5.bias", v));
-    CHECK_OK(nnrt_model_get_param(m, "layer5.bias", &got));
+    CHECK_OK(nnrt_model_set_param(m, "out.bias", v));
+    CHECK_OK(nnrt_model_get_param(m, "out.bias", &got));
     CHECK_OK(nnrt_array_to_host(got, back, sizeof back));
     CHECK(memcmp(ten, back, sizeof ten) == 0);
     CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 1, s9, ten, 36, &bad));
-    CHECK_STATUS(nnrt_model_set_param(m, "layer5.bias", bad), NNRT_ERR_SHAPE, "[10]");
-    CHECK_STATUS(nnrt_model_set_param(m, "layer5.bias", bad), NNRT_ERR_SHAPE, "[9]");
-    CHECK_STATUS(nnrt_model_set_param(m, "nope", v), NNRT_ERR_INVALID_ARGUMENT, "layer0.weight");
+    CHECK_STATUS(nnrt_model_set_param(m, "out.bias", bad), NNRT_ERR_SHAPE, "[10]");
+    CHECK_STATUS(nnrt_model_set_param(m, "out.bias", bad), NNRT_ERR_SHAPE, "[9]");
+    CHECK_STATUS(nnrt_model_set_param(m, "nope", v), NNRT_ERR_INVALID_ARGUMENT, "conv1.weight");
     CHECK_STATUS(nnrt_model_set_param(m, NULL, v), NNRT_ERR_INVALID_ARGUMENT, "name is NULL");
     CHECK_STATUS(nnrt_model_get_param(m, "nope", &got), NNRT_ERR_INVALID_ARGUMENT, "no parameter \"nope\"");
     nnrt_array_release(v);
@@ -106,6 +106,17 @@ static void test_model_api(void) {
     CHECK_STATUS(nnrt_model_predict(m, NULL, &y), NNRT_ERR_INVALID_ARGUMENT, "input is NULL");
     CHECK_STATUS(nnrt_model_predict((nnrt_model *)x, x, &y), NNRT_ERR_INVALID_ARGUMENT, "not a live nnrt_model");
     nnrt_array_release(x);
+    CHECK_OK(nnrt_array_create(ctx, NNRT_DTYPE_BOOL, 4, xs, &x));
+    CHECK_STATUS(nnrt_model_predict(m, x, &y), NNRT_ERR_DTYPE, "bool");
+    nnrt_array_release(x);
+  }
+  /* set_param: an integer value is refused, whatever its shape */
+  {
+    int64_t s10[1] = {10};
+    nnrt_array *ints = NULL;
+    CHECK_OK(nnrt_array_create(ctx, NNRT_DTYPE_I32, 1, s10, &ints));
+    CHECK_STATUS(nnrt_model_set_param(m, "out.bias", ints), NNRT_ERR_DTYPE, "i32");
+    nnrt_array_release(ints);
   }
 
   s = summary_of(m);
@@ -113,7 +124,7 @@ static void test_model_api(void) {
   CHECK(strstr(s, "\"output_shape\":[50,4,4]") != NULL);
   CHECK(strstr(s, "\"total_params\":67780") != NULL);
   CHECK(strstr(s, "\"conv2d\":[") != NULL); /* which backend ran the convolution */
-  CHECK(strstr(s, "\"name\":\"layer0.weight\"") != NULL);
+  CHECK(strstr(s, "\"name\":\"conv1.weight\"") != NULL);
   free(s);
   CHECK_STATUS(nnrt_model_summary(m, NULL, 0, NULL), NNRT_ERR_INVALID_ARGUMENT, "len");
   CHECK_STATUS(nnrt_model_param_count(m, NULL), NNRT_ERR_INVALID_ARGUMENT, "count is NULL");
@@ -155,6 +166,43 @@ typedef struct {
 static void *cancel_soon(void *p) {
   nnrt_trainer_cancel(((cancel_arg *)p)->t);
   return NULL;
+}
+
+/* Cancel while fit runs: the progress callback of the first minibatch tells the cancelling thread
+** that fit has started, and waits until that thread's nnrt_trainer_cancel has returned, so that the
+** cancel lands in the middle of the fit (not before it, not after it). */
+typedef struct {
+  nnrt_trainer *t;
+  pthread_mutex_t lock;
+  pthread_cond_t changed;
+  int fit_started, cancelled, progress_calls;
+  nnrt_status cancel_status;
+} running_cancel;
+
+static void *cancel_when_fit_runs(void *p) {
+  running_cancel *r = (running_cancel *)p;
+  pthread_mutex_lock(&r->lock);
+  while (!r->fit_started) pthread_cond_wait(&r->changed, &r->lock);
+  pthread_mutex_unlock(&r->lock);
+  r->cancel_status = nnrt_trainer_cancel(r->t);
+  pthread_mutex_lock(&r->lock);
+  r->cancelled = 1;
+  pthread_cond_broadcast(&r->changed);
+  pthread_mutex_unlock(&r->lock);
+  return NULL;
+}
+
+static int signal_fit_started(const nnrt_progress *p, void *user) {
+  running_cancel *r = (running_cancel *)user;
+  (void)p;
+  pthread_mutex_lock(&r->lock);
+  if (++r->progress_calls == 1) {
+    r->fit_started = 1;
+    pthread_cond_broadcast(&r->changed);
+    while (!r->cancelled) pthread_cond_wait(&r->changed, &r->lock);
+  }
+  pthread_mutex_unlock(&r->lock);
+  return 0;
 }
 
 static int progress_calls, epoch_ends;
@@ -237,6 +285,15 @@ static void test_trainer_api(void) {
     CHECK_STATUS(nnrt_trainer_step(t, x, y3, &loss), NNRT_ERR_SHAPE, "[3]");
     CHECK_STATUS(nnrt_trainer_step(t, y, y, &loss), NNRT_ERR_SHAPE, "[N, 4]");
     CHECK_STATUS(nnrt_trainer_step(t, x, NULL, &loss), NNRT_ERR_INVALID_ARGUMENT, "y is NULL");
+    {
+      nnrt_array *xb = NULL, *yb8 = NULL;
+      CHECK_OK(nnrt_array_create(ctx, NNRT_DTYPE_BOOL, 2, xs, &xb));
+      CHECK_STATUS(nnrt_trainer_step(t, xb, y, &loss), NNRT_ERR_DTYPE, "bool");
+      CHECK_OK(nnrt_array_create(ctx, NNRT_DTYPE_BOOL, 1, ys, &yb8));
+      CHECK_STATUS(nnrt_trainer_step(t, x, yb8, &loss), NNRT_ERR_DTYPE, "bool");
+      nnrt_array_release(xb);
+      nnrt_array_release(yb8);
+    }
     nnrt_array_release(yb);
     nnrt_array_release(xn);
     nnrt_array_release(y3);
@@ -274,7 +331,33 @@ static void test_trainer_api(void) {
     CHECK_OK(nnrt_trainer_set_progress(t, NULL, NULL));
   }
 
-  /* cancel from another thread (here, before fit starts: fit stops at once) */
+  /* cancel from another thread while fit runs: fit stops after the current minibatch */
+  {
+    pthread_t th;
+    running_cancel r;
+    const char *iterations;
+    memset(&r, 0, sizeof r);
+    r.t = t;
+    r.cancel_status = NNRT_ERR_INTERNAL;
+    pthread_mutex_init(&r.lock, NULL);
+    pthread_cond_init(&r.changed, NULL);
+    CHECK(pthread_create(&th, NULL, cancel_when_fit_runs, &r) == 0);
+    CHECK_OK(nnrt_trainer_set_progress(t, signal_fit_started, &r));
+    CHECK_STATUS(nnrt_trainer_fit(t, data, NULL, 50), NNRT_ERR_CANCELLED, "cancel");
+    pthread_join(th, NULL);
+    CHECK(r.cancel_status == NNRT_OK);
+    /* The callback saw the first minibatch and at most the one running when the cancel came. */
+    CHECK(r.progress_calls >= 1 && r.progress_calls <= 2);
+    CHECK_OK(nnrt_trainer_result(t, buf, sizeof buf, &len));
+    CHECK(strstr(buf, "\"stop_reason\":\"cancelled\"") != NULL);
+    iterations = strstr(buf, "\"iterations\":");
+    CHECK(iterations != NULL && atol(iterations + strlen("\"iterations\":")) < 50 * (N / 32));
+    CHECK_OK(nnrt_trainer_set_progress(t, NULL, NULL));
+    pthread_cond_destroy(&r.changed);
+    pthread_mutex_destroy(&r.lock);
+  }
+
+  /* cancel from another thread before fit starts: the next fit stops at once */
   {
     pthread_t th;
     cancel_arg a;
@@ -293,6 +376,48 @@ static void test_trainer_api(void) {
   CHECK_STATUS(nnrt_trainer_fit(NULL, data, NULL, 1), NNRT_ERR_INVALID_ARGUMENT, "t is NULL");
   CHECK_STATUS(nnrt_trainer_cancel(NULL), NNRT_ERR_INVALID_ARGUMENT, "t is NULL");
   CHECK_STATUS(nnrt_trainer_result(t, NULL, 4, &len), NNRT_ERR_INVALID_ARGUMENT, "buf is NULL");
+  CHECK_STATUS(nnrt_trainer_set_progress(NULL, count_progress, NULL), NNRT_ERR_INVALID_ARGUMENT, "t is NULL");
+  CHECK_STATUS(nnrt_trainer_set_progress((nnrt_trainer *)m, count_progress, NULL), NNRT_ERR_INVALID_ARGUMENT,
+               "not a live nnrt_trainer");
+
+  /* evaluate and report: bad input */
+  {
+    nnrt_evaluation *keep_e = (nnrt_evaluation *)0x1;
+    nnrt_dataset *wide = NULL, *far = NULL;
+    nnrt_array *xw = NULL, *yf = NULL;
+    int64_t s3[2] = {N, 3};
+    int32_t far_labels[N];
+    CHECK_OK(nnrt_array_create(ctx, NNRT_DTYPE_F32, 2, s3, &xw));
+    CHECK_OK(nnrt_dataset_from_arrays(ctx, xw, y, &wide));
+    CHECK_STATUS(nnrt_model_evaluate(m, wide, &keep_e), NNRT_ERR_SHAPE, "[4]");
+    CHECK_STATUS(nnrt_model_evaluate(m, wide, &keep_e), NNRT_ERR_SHAPE, "[3]");
+    memcpy(far_labels, yv, sizeof far_labels);
+    far_labels[9] = 2;
+    CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_I32, 1, ys, far_labels, sizeof far_labels, &yf));
+    CHECK_OK(nnrt_dataset_from_arrays(ctx, x, yf, &far));
+    CHECK_STATUS(nnrt_model_evaluate(m, far, &keep_e), NNRT_ERR_INVALID_ARGUMENT, "class labels up to 2");
+    CHECK_STATUS(nnrt_model_evaluate(NULL, data, &keep_e), NNRT_ERR_INVALID_ARGUMENT, "m is NULL");
+    CHECK_STATUS(nnrt_model_evaluate(m, NULL, &keep_e), NNRT_ERR_INVALID_ARGUMENT, "data is NULL");
+    CHECK_STATUS(nnrt_model_evaluate(m, data, NULL), NNRT_ERR_INVALID_ARGUMENT, "out is NULL");
+    CHECK_STATUS(nnrt_model_evaluate(m, (nnrt_dataset *)x, &keep_e), NNRT_ERR_INVALID_ARGUMENT,
+                 "not a live nnrt_dataset");
+    CHECK(keep_e == (nnrt_evaluation *)0x1);
+    CHECK_OK(nnrt_model_evaluate(m, data, &e));
+    CHECK_OK(nnrt_evaluation_report(e, NULL, 0, &len));
+    CHECK(len > 0);
+    CHECK_STATUS(nnrt_evaluation_report(NULL, buf, sizeof buf, &len), NNRT_ERR_INVALID_ARGUMENT, "e is NULL");
+    CHECK_STATUS(nnrt_evaluation_report(e, buf, sizeof buf, NULL), NNRT_ERR_INVALID_ARGUMENT, "len");
+    CHECK_STATUS(nnrt_evaluation_report(e, NULL, 4, &len), NNRT_ERR_INVALID_ARGUMENT, "buf is NULL");
+    CHECK_STATUS(nnrt_evaluation_report((nnrt_evaluation *)x, buf, sizeof buf, &len), NNRT_ERR_INVALID_ARGUMENT,
+                 "not a live nnrt_evaluation");
+    CHECK_STATUS(nnrt_evaluation_accuracy((nnrt_evaluation *)x, &acc), NNRT_ERR_INVALID_ARGUMENT,
+                 "not a live nnrt_evaluation");
+    nnrt_evaluation_release(e);
+    nnrt_dataset_release(wide);
+    nnrt_dataset_release(far);
+    nnrt_array_release(xw);
+    nnrt_array_release(yf);
+  }
   {
     nnrt_dataset *images = NULL;
     int64_t s4[4] = {2, 1, 28, 28}, s2[1] = {2};

@@ -322,6 +322,40 @@ static void test_reductions(void) {
     nnrt_array_release(t);
   }
   {
+    /* argmin: the smallest, first on ties, NaN skipped (it counts as the largest value); and its
+    ** own name in messages */
+    float t_[5] = {4, 1, NAN, 1, 9};
+    int64_t s5[1] = {5}, got = -1;
+    nnrt_array *t = f32(1, s5, t_), *empty = NULL;
+    int64_t s20[2] = {2, 0};
+    r = run1("argmin", t, NULL, NULL);
+    if (r) {
+      nnrt_dtype dt;
+      nnrt_array_info(r, &dt, NULL, NULL);
+      CHECK(dt == NNRT_DTYPE_I64);
+      nnrt_array_to_host(r, &got, sizeof got);
+      CHECK(got == 1);
+      nnrt_array_release(r);
+    }
+    r = run1("argmin", a, NULL, "{\"axes\": [0], \"keepdims\": true}");
+    if (r) {
+      int64_t got3[3];
+      int32_t nd = 0;
+      nnrt_array_info(r, NULL, &nd, NULL);
+      CHECK(nd == 2);
+      nnrt_array_to_host(r, got3, sizeof got3);
+      CHECK(got3[0] == 0 && got3[1] == 1 && got3[2] == 0);
+      nnrt_array_release(r);
+    }
+    CHECK_OK(nnrt_array_create(ctx, NNRT_DTYPE_F32, 2, s20, &empty));
+    CHECK_STATUS(nnrt_op(ctx, "argmin", (const nnrt_array *const[]){empty}, 1, "{\"axis\": 1}", &r, 1), NNRT_ERR_SHAPE,
+                 "argmin: axis 1 of [2, 0] is empty");
+    CHECK_STATUS(nnrt_op(ctx, "argmin", (const nnrt_array *const[]){a}, 1, "{\"axes\": [0, 1]}", &r, 1),
+                 NNRT_ERR_INVALID_ARGUMENT, "argmin takes exactly one axis, got 2");
+    nnrt_array_release(empty);
+    nnrt_array_release(t);
+  }
+  {
     /* integer sums */
     int32_t x_[6] = {1, 2, 3, 4, 5, 6}, got[3];
     nnrt_array *x = i32(2, s23, x_);

@@ -70,7 +70,7 @@ class Device {
                        const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs) const;
   const nnrt_backend_v1 *table_;
   nnrt_backend_instance *instance_ = nullptr;
-  void *pool_ = nullptr;
+  nnrt_host_pool *pool_ = nullptr;
   nnrt_stream *stream_ = nullptr;
   std::string open_error_;
 };

@@ -132,7 +132,7 @@ void add_conv(Picker &p, std::vector<Case> &out) {
   for (int rep = 0; rep < 12; ++rep) add_conv_triplet(p, NNRT_DTYPE_BF16, pick_conv(p), out);
   for (int rep = 0; rep < 3; ++rep) add_conv_triplet(p, NNRT_DTYPE_F16, pick_conv(p), out);
   for (int rep = 0; rep < 3; ++rep) add_conv_triplet(p, NNRT_DTYPE_F64, pick_conv(p), out);
-  // LeNet's two convolutions (API.md), on a small batch.
+  // LeNet's two convolutions (examples/lenet.json), on a small batch.
   ConvShape conv1{2, 1, 20, 28, 28, 5, 5, 1, 1, 1, 1, 1, 0, 0, 0, 0};
   ConvShape conv2{2, 20, 50, 12, 12, 5, 5, 1, 2, 2, 1, 1, 0, 0, 0, 0};
   add_conv_triplet(p, NNRT_DTYPE_F32, conv1, out, true);

@@ -1,18 +1,29 @@
 // nnrt-conformance: every op of the op set, on every backend under test, against the reference.
 //
-//   nnrt-conformance [--seed N] [--filter TEXT] [--threads N] [--verbose] [--list] PLUGIN.so...
+//   nnrt-conformance [--seed N] [--filter TEXT] [--threads N] [--verbose] [--list]
+//                    [--baseline DIR | --write-baseline DIR] PLUGIN.so...
 //
 // Plugins come from the command line or NNRT_CONFORMANCE_BACKENDS (see backends.h). Each case
 // runs on the plugin and on the built-in reference backend and the outputs are compared with
-// per-dtype tolerances; cases the plugin's supports() refuses are counted as not supported and
-// listed by group, never failed. Exit status: 0 all supported cases passed; 1 a failure; 77
-// (skip) when no backend under test can run here (probe score 0, e.g. a GPU backend without a
-// GPU) or none was given; 2 bad usage.
+// per-dtype tolerances; cases the plugin's supports() refuses are counted as not supported (they
+// fall back to the reference backend in nnrt) and listed by group, never failed by themselves.
+//
+// The baseline DIR/<backend>.txt lists, one name a line, the cases that ran on that backend. With
+// --baseline, a case of the list that no longer runs there is a failure (a lost fast path), and
+// cases that now run but are not listed are printed, so that the list is updated on purpose with
+// --write-baseline (which writes the cases that ran, and checks nothing).
+//
+// Prints "nnrt-test-counts: passed=N failed=N skipped=N" per backend (skipped: not supported).
+// Exit status: 0 all supported cases passed (and none left the baseline); 1 a failure; 77 (skip)
+// when no backend under test can run here (probe score 0, e.g. a GPU backend without a GPU) or
+// none was given; 2 bad usage.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,6 +41,7 @@ struct Options {
   int threads = 2;
   bool verbose = false;
   bool list = false;
+  std::string baseline, write_baseline;  // folders
   std::vector<std::string> plugins;
 };
 
@@ -55,6 +67,10 @@ bool parse(int argc, char **argv, Options *o) {
       const char *v = value("--threads");
       if (!v) return false;
       o->threads = std::atoi(v);
+    } else if (a == "--baseline" || a == "--write-baseline") {
+      const char *v = value(a.c_str());
+      if (!v) return false;
+      (a == "--baseline" ? o->baseline : o->write_baseline) = v;
     } else if (a == "--verbose") {
       o->verbose = true;
     } else if (a == "--list") {
@@ -66,15 +82,68 @@ bool parse(int argc, char **argv, Options *o) {
       o->plugins.push_back(a);
     }
   }
-  return o->threads >= 1;
+  return o->threads >= 1 && (o->baseline.empty() || o->write_baseline.empty());
 }
 
 struct Tally {
   int passed = 0, failed = 0, unsupported = 0;
+  std::set<std::string> ran;  // names of the cases that ran (passed or failed)
   // reason -> op kind (the group's first part) -> cases
   std::map<std::string, std::map<std::string, int>> unsupported_reasons;
   std::vector<std::string> failures;
 };
+
+std::string baseline_path(const std::string &folder, const char *backend) {
+  return folder + "/" + backend + ".txt";
+}
+
+// Compares the cases that ran with the backend's baseline; returns false if one of its cases no
+// longer runs (or there is no baseline to compare with).
+bool check_baseline(const Options &o, const char *backend, const std::vector<Case> &cases, const Tally &t) {
+  std::ifstream in(baseline_path(o.baseline, backend));
+  if (!in) {
+    std::printf("FAIL baseline: %s does not exist; write it with --write-baseline %s\n",
+                baseline_path(o.baseline, backend).c_str(), o.baseline.c_str());
+    return false;
+  }
+  std::set<std::string> listed, selected;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') listed.insert(line);
+  for (const Case &c : cases) selected.insert(c.name);
+  int lost = 0, gained = 0;
+  for (const std::string &name : listed) {
+    if (selected.count(name) && !t.ran.count(name)) {
+      std::printf("FAIL baseline: %s no longer runs on %s (it falls back to the reference backend)\n",
+                  name.c_str(), backend);
+      ++lost;
+    }
+  }
+  for (const std::string &name : t.ran) {
+    if (!listed.count(name)) {
+      std::printf("new on %s: %s now runs there; add it to %s (--write-baseline)\n", backend, name.c_str(),
+                  baseline_path(o.baseline, backend).c_str());
+      ++gained;
+    }
+  }
+  std::printf("baseline %s: %zu cases listed, %d no longer run, %d run and are not listed\n",
+              baseline_path(o.baseline, backend).c_str(), listed.size(), lost, gained);
+  return lost == 0;
+}
+
+bool write_baseline(const Options &o, const char *backend, const Tally &t) {
+  std::string path = baseline_path(o.write_baseline, backend);
+  std::ofstream out(path);
+  out << "# The conformance cases that run on " << backend << " (not falling back to the reference backend).\n"
+      << "# Checked by nnrt-conformance --baseline; rewritten with --write-baseline.\n";
+  for (const std::string &name : t.ran) out << name << "\n";
+  out.close();
+  if (!out) {
+    std::printf("FAIL: could not write %s\n", path.c_str());
+    return false;
+  }
+  std::printf("wrote %s: %zu cases\n", path.c_str(), t.ran.size());
+  return true;
+}
 
 // Runs every case on one backend; returns false if anything failed.
 bool test_backend(const BackendSource &b, const Device &reference, const std::vector<Case> &cases,
@@ -111,6 +180,7 @@ bool test_backend(const BackendSource &b, const Device &reference, const std::ve
     switch (r.status) {
       case CaseResult::passed:
         ++t.passed;
+        t.ran.insert(c.name);
         if (o.verbose) std::printf("pass %s\n", c.name.c_str());
         break;
       case CaseResult::unsupported: {
@@ -122,6 +192,7 @@ bool test_backend(const BackendSource &b, const Device &reference, const std::ve
       }
       case CaseResult::failed:
         ++t.failed;
+        t.ran.insert(c.name);
         t.failures.push_back(c.name + ": " + r.message);
         std::printf("FAIL %s: %s\n", c.name.c_str(), r.message.c_str());
         break;
@@ -134,9 +205,14 @@ bool test_backend(const BackendSource &b, const Device &reference, const std::ve
     for (const auto &k : reason.second) kinds += " " + k.first + "x" + std::to_string(k.second);
     std::printf("  %s:%s\n", reason.first.c_str(), kinds.c_str());
   }
-  std::printf("%s: %zu cases: %d passed, %d failed, %d not supported (%.1f s)\n", b.table->name, cases.size(),
-              t.passed, t.failed, t.unsupported, seconds);
-  return ok && t.failed == 0;
+  std::printf("%s: %zu cases: %d ran (%d passed, %d failed), %d not supported (%.1f s)\n", b.table->name,
+              cases.size(), t.passed + t.failed, t.passed, t.failed, t.unsupported, seconds);
+  bool kept = true;
+  if (!o.baseline.empty()) kept = check_baseline(o, b.table->name, cases, t);
+  if (!o.write_baseline.empty()) kept = write_baseline(o, b.table->name, t);
+  std::printf("nnrt-test-counts: passed=%d failed=%d skipped=%d\n", t.passed, t.failed + (kept ? 0 : 1),
+              t.unsupported);
+  return ok && kept && t.failed == 0;
 }
 
 }  // namespace
@@ -145,7 +221,8 @@ int main(int argc, char **argv) {
   Options o;
   if (!parse(argc, argv, &o)) {
     std::fprintf(stderr,
-                 "usage: %s [--seed N] [--filter TEXT] [--threads N] [--verbose] [--list] PLUGIN.so...\n",
+                 "usage: %s [--seed N] [--filter TEXT] [--threads N] [--verbose] [--list]\n"
+                 "          [--baseline DIR | --write-baseline DIR] PLUGIN.so...\n",
                  argv[0]);
     return 2;
   }

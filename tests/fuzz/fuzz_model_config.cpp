@@ -7,7 +7,7 @@
 #include <new>
 #include <string>
 
-#include "core/context.h"
+#include "backend/context.h"
 #include "core/json_options.h"
 #include "fuzz_target.h"
 #include "model/model.h"

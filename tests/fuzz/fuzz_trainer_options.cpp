@@ -2,7 +2,7 @@
 // nnrt::Error with NNRT_ERR_INVALID_ARGUMENT or NNRT_ERR_UNSUPPORTED -- nothing else.
 #include <string>
 
-#include "core/context.h"
+#include "backend/context.h"
 #include "fuzz_target.h"
 #include "train/trainer.h"
 

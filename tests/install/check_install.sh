@@ -18,6 +18,9 @@ libdir=$(pkg-config --variable=libdir nnrt)
 test -f "$libdir/libnnrt.so.1"
 test -f "$libdir/libnnrt.a"
 test -f "$(pkg-config --variable=includedir nnrt)/nnrt/nnrt.h"
+# The C++ wrapper is installed beside it and compiles on its own, warnings as errors.
+echo '#include <nnrt/nnrt.hpp>' | c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -fsyntax-only -x c++ - \
+  $(pkg-config --cflags nnrt)
 
 # Shared: cc prog.c $(pkg-config --cflags --libs nnrt)
 cc -std=c99 -Wall -Werror "$source_root/examples/array_math.c" $(pkg-config --cflags --libs nnrt) -o "$work/shared_app"

@@ -6,6 +6,10 @@
 ** Leftover temporary files of killed saves are ignored by loads (a load reads only the path) and
 ** removed by the next save; the test checks both.
 **
+** The writer reports the start ('s') and the end (the set's digit) of every save, so the test
+** knows which kills landed inside nnrt_model_save. It requires at least MIN_DURING_SAVE of them,
+** killing more writers (up to four times the number asked for) until it has them.
+**
 ** Usage: kill_test [kills]     (the writer runs as: kill_test --writer <path> <fd>) */
 #include <dirent.h>
 #include <signal.h>
@@ -16,19 +20,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lenet_example.h"
 #include "nnrt/nnrt.h"
 
-static const char *lenet =
-    "{\"input\": [1, 28, 28], \"seed\": 123, \"layers\": ["
-    " {\"type\": \"conv2d\", \"filters\": 20, \"kernel\": [5, 5], \"stride\": [1, 1], \"activation\": \"relu\"},"
-    " {\"type\": \"maxpool2d\", \"kernel\": [2, 2], \"stride\": [2, 2]},"
-    " {\"type\": \"conv2d\", \"filters\": 50, \"kernel\": [5, 5], \"stride\": [2, 2], \"activation\": \"relu\"},"
-    " {\"type\": \"maxpool2d\", \"kernel\": [2, 2], \"stride\": [2, 2]},"
-    " {\"type\": \"dense\", \"units\": 200, \"activation\": \"relu\"},"
-    " {\"type\": \"output\", \"units\": 10, \"activation\": \"softmax\", \"loss\": \"nll\"}]}";
-static const char *params[] = {"layer0.weight", "layer0.bias", "layer2.weight", "layer2.bias",
-                               "layer4.weight", "layer4.bias", "layer5.weight", "layer5.bias"};
+static const char *lenet = NNRT_LENET_CONFIG;
+static const char *params[] = {"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias",
+                               "fc1.weight",   "fc1.bias",   "out.weight",   "out.bias"};
 #define NPARAMS 8
+#define MIN_DURING_SAVE 5
 static const float set_value[2] = {0.25f, -0.5f};
 
 static int failures = 0;
@@ -75,8 +74,8 @@ static int fill_params(nnrt_context *ctx, nnrt_model *m, int which) {
   return 1;
 }
 
-/* The writer: reports "ready" through fd, then saves set 0, set 1, set 0, ... reporting each
-** finished save with the set's digit, until it is killed. */
+/* The writer: reports "ready" through fd, then saves set 0, set 1, set 0, ... reporting the start
+** of each save with 's' and its end with the set's digit, until it is killed. */
 static int run_writer(const char *path, int fd) {
   nnrt_context *ctx = reference_context();
   nnrt_model *m = NULL;
@@ -88,8 +87,8 @@ static int run_writer(const char *path, int fd) {
   }
   if (write(fd, &ready, 1) != 1) return 1;
   for (;;) {
-    char done = (char)('0' + which);
-    if (!fill_params(ctx, m, which) || nnrt_model_save(m, path) != NNRT_OK) {
+    char done = (char)('0' + which), start = 's';
+    if (!fill_params(ctx, m, which) || write(fd, &start, 1) != 1 || nnrt_model_save(m, path) != NNRT_OK) {
       fprintf(stderr, "kill_test writer: %s\n", nnrt_last_error());
       return 1;
     }
@@ -145,6 +144,7 @@ int main(int argc, char **argv) {
   char folder[128], path[256], fd_text[16];
   const char *tmp = getenv("TMPDIR");
   int kills = argc > 1 ? atoi(argv[1]) : 50, k, holds, mid_save = 0, max_leftovers = 0, saves = 0;
+  int during_save = 0;
   int loaded_sets[2] = {0, 0};
   long save_us = 0, window_us = 20000;
   nnrt_context *ctx;
@@ -181,8 +181,8 @@ int main(int argc, char **argv) {
   }
   holds = 0;
 
-  for (k = 0; k < kills && !failures; ++k) {
-    int pipe_fd[2], status, last_done = -1, n, loaded_set;
+  for (k = 0; (k < kills || (during_save < MIN_DURING_SAVE && k < 4 * kills)) && !failures; ++k) {
+    int pipe_fd[2], status, last_done = -1, n, i, loaded_set, in_save = 0;
     char buf[4096], ready;
     pid_t child;
     nnrt_model *loaded = NULL;
@@ -204,10 +204,16 @@ int main(int argc, char **argv) {
     waitpid(child, &status, 0);
     REQUIRE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the writer ended on its own (status %d)", status);
     while ((n = (int)read(pipe_fd[0], buf, sizeof buf)) > 0) {
-      saves += n;
-      last_done = buf[n - 1] - '0';
+      for (i = 0; i < n; ++i) {
+        in_save = buf[i] == 's';
+        if (!in_save) {
+          ++saves;
+          last_done = buf[i] - '0';
+        }
+      }
     }
     close(pipe_fd[0]);
+    if (in_save) ++during_save;
 
     n = count_leftovers(folder, "model.safetensors");
     if (n > 0) ++mid_save;
@@ -232,7 +238,11 @@ int main(int argc, char **argv) {
   REQUIRE(nnrt_model_save(m, path) == NNRT_OK, "final save");
   REQUIRE(count_leftovers(folder, "model.safetensors") == 0, "temporary files remain after a later save");
 
+  REQUIRE(during_save >= MIN_DURING_SAVE, "only %d of %d kills landed during a save (at least %d needed)", during_save,
+          k, MIN_DURING_SAVE);
+
   printf("kill_test: a save takes up to %ld us; kills at random within %ld us of the writer's start\n", save_us, window_us);
+  printf("kill_test: %d kills landed during a save (between its start and its end)\n", during_save);
   printf("kill_test: %d kills, %d loads checked (set 0: %d, set 1: %d), %d saves finished by writers, "
          "%d kills left a temporary file (at most %d at once), all removed by the next save\n",
          k, loaded_sets[0] + loaded_sets[1], loaded_sets[0], loaded_sets[1], saves, mid_save, max_leftovers);
@@ -241,5 +251,6 @@ int main(int argc, char **argv) {
   remove(path);
   rmdir(folder);
   printf("%d passed, %d failed\n", failures ? 0 : 1, failures ? 1 : 0);
+  printf("nnrt-test-counts: passed=%d failed=%d skipped=0\n", failures ? 0 : 1, failures ? 1 : 0);
   return failures ? 1 : 0;
 }

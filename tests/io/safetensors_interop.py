@@ -96,7 +96,7 @@ def main():
     assert trainer["iteration"] == 2 and trainer["optimizer"] == "sgd", trainer
     assert [layer["type"] for layer in config["layers"]] == ["conv2d", "maxpool2d", "conv2d", "maxpool2d",
                                                              "dense", "output"]
-    assert tensors["optim.layer0.weight.state0"].shape == tensors["layer0.weight"].shape
+    assert tensors["optim.conv1.weight.state0"].shape == tensors["conv1.weight"].shape
     print(f"read {len(tensors)} tensors, {len(data)} bytes of data; layout and checksums check out")
 
     try:
@@ -120,7 +120,7 @@ def main():
             v = torch.relu(self.fc1(torch.flatten(v, 1)))
             return torch.softmax(self.fc2(v), dim=1)
 
-    modules = {"layer0": "conv1", "layer2": "conv2", "layer4": "fc1", "layer5": "fc2"}
+    modules = {"conv1": "conv1", "conv2": "conv2", "fc1": "fc1", "out": "fc2"}  # examples/lenet.json's names
     state = {}
     for name, value in tensors.items():
         layer, _, kind = name.partition(".")

@@ -1,4 +1,4 @@
-/* Writes what tests/io/safetensors_interop.py checks nnrt's files against: the API.md LeNet after
+/* Writes what tests/io/safetensors_interop.py checks nnrt's files against: the LeNet of examples/lenet.json after
 ** two training steps on random data, saved as a checkpoint; a fixed input batch; and nnrt's
 ** prediction for it (raw little-endian float32 files).
 **
@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "lenet_example.h"
 #include "nnrt/nnrt.h"
-#include "lenet_config.h"
 
-static const char *lenet = LENET_CONFIG;
+static const char *lenet = NNRT_LENET_CONFIG;
 
 #define N 4
 #define PIXELS (28 * 28)

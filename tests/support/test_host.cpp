@@ -5,12 +5,13 @@
 #include <thread>
 #include <vector>
 
-namespace nnrt::test {
-namespace {
-
-struct TestPool {
+// The test host defines the pool handle the plugin ABI leaves opaque.
+struct nnrt_host_pool {
   int threads;
 };
+
+namespace nnrt::test {
+namespace {
 
 thread_local std::string backend_error;
 
@@ -20,10 +21,10 @@ void host_set_error(const char *message) { backend_error = message ? message : "
 
 // Splits [0, n) into at most `threads` chunks of at least `grain` and runs them on fresh threads:
 // slow to start, but simple and obviously correct, which is what a test host should be.
-void host_parallel_for(void *pool, int64_t n, int64_t grain, void (*fn)(int64_t, int64_t, void *),
+void host_parallel_for(nnrt_host_pool *pool, int64_t n, int64_t grain, void (*fn)(int64_t, int64_t, void *),
                        void *user) {
   if (n <= 0) return;
-  int threads = pool ? static_cast<TestPool *>(pool)->threads : 1;
+  int threads = pool ? pool->threads : 1;
   if (grain < 1) grain = 1;
   int64_t chunks = std::min<int64_t>(threads, (n + grain - 1) / grain);
   if (chunks <= 1) {
@@ -40,7 +41,7 @@ void host_parallel_for(void *pool, int64_t n, int64_t grain, void (*fn)(int64_t,
   for (auto &w : workers) w.join();
 }
 
-int32_t host_pool_threads(void *pool) { return pool ? static_cast<TestPool *>(pool)->threads : 1; }
+int32_t host_pool_threads(nnrt_host_pool *pool) { return pool ? pool->threads : 1; }
 
 const nnrt_host_api host_api = {
     sizeof(nnrt_host_api), NNRT_BACKEND_ABI_MAJOR, host_log, host_set_error, host_parallel_for,
@@ -51,9 +52,9 @@ const nnrt_host_api host_api = {
 
 const nnrt_host_api *test_host() { return &host_api; }
 
-void *make_test_pool(int threads) { return new TestPool{threads < 1 ? 1 : threads}; }
+nnrt_host_pool *make_test_pool(int threads) { return new nnrt_host_pool{threads < 1 ? 1 : threads}; }
 
-void free_test_pool(void *pool) { delete static_cast<TestPool *>(pool); }
+void free_test_pool(nnrt_host_pool *pool) { delete pool; }
 
 std::string take_backend_error() {
   std::string e = backend_error;

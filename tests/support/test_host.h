@@ -12,8 +12,8 @@ namespace nnrt::test {
 const nnrt_host_api *test_host();
 
 // A pool for nnrt_device_config.pool with `threads` workers (the caller counts as one).
-void *make_test_pool(int threads);
-void free_test_pool(void *pool);
+nnrt_host_pool *make_test_pool(int threads);
+void free_test_pool(nnrt_host_pool *pool);
 
 // The message the backend last passed to set_error on this thread, then cleared.
 std::string take_backend_error();

@@ -14,19 +14,21 @@ using Nnrt;
 /// <summary>The LeNet example program.</summary>
 public static class TrainLenet
 {
-    private const string LenetConfig = @"{
-      ""input"": [1, 28, 28], ""seed"": 123,
-      ""layers"": [
-        {""type"": ""conv2d"", ""filters"": 20, ""kernel"": [5, 5], ""stride"": [1, 1], ""activation"": ""relu"", ""init"": ""xavier""},
-        {""type"": ""maxpool2d"", ""kernel"": [2, 2], ""stride"": [2, 2]},
-        {""type"": ""conv2d"", ""filters"": 50, ""kernel"": [5, 5], ""stride"": [2, 2], ""activation"": ""relu"", ""init"": ""xavier""},
-        {""type"": ""maxpool2d"", ""kernel"": [2, 2], ""stride"": [2, 2]},
-        {""type"": ""dense"", ""units"": 200, ""activation"": ""relu"", ""init"": ""xavier""},
-        {""type"": ""output"", ""units"": 10, ""activation"": ""softmax"", ""loss"": ""nll"", ""init"": ""xavier""}]}";
+    // The project's one LeNet and its trainer options (Adam, a cosine schedule over 8 epochs):
+    // examples/lenet.json and examples/lenet_trainer.json, embedded by bindings/csharp/build.
+    private static readonly string LenetConfig = Resource("lenet.json");
+    private static readonly string TrainerOptions = Resource("lenet_trainer.json");
 
-    private const string TrainerOptions = @"{
-      ""optimizer"": {""type"": ""adagrad"", ""learning_rate"": 0.01},
-      ""l2"": 0.0005, ""batch_size"": 64, ""shuffle"": true, ""seed"": 1}";
+    private static string Resource(string name)
+    {
+        using (var stream = typeof(TrainLenet).Assembly.GetManifestResourceStream(name))
+        {
+            if (stream == null)
+                throw new InvalidOperationException(name + " is not embedded: build with bindings/csharp/build");
+            using (var reader = new StreamReader(stream))
+                return reader.ReadToEnd();
+        }
+    }
 
     /// <summary>Entry point: [data folder] [epochs] [training examples].</summary>
     public static int Main(string[] args)

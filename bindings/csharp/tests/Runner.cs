@@ -69,6 +69,8 @@ namespace Nnrt.Tests
             GC.WaitForPendingFinalizers();
             Console.WriteLine("ran {0} tests in {1:F1} s", tests.Count, total.Elapsed.TotalSeconds);
             Console.WriteLine("{0} passed, {1} failed", passed, failed);
+            // The line scripts/test_summary.py reads (the runner has no skipped tests).
+            Console.WriteLine("nnrt-test-counts: passed={0} failed={1} skipped=0", passed, failed);
             return failed == 0 && passed > 0 ? 0 : 1;
         }
 

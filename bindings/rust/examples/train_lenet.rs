@@ -15,16 +15,10 @@ use std::process::ExitCode;
 
 use nnrt::{Context, Dataset, Model, Trainer, json};
 
-const LENET: &str = r#"{"input": [1, 28, 28], "seed": 123, "layers": [
-  {"type": "conv2d", "filters": 20, "kernel": [5, 5], "stride": [1, 1], "activation": "relu", "init": "xavier"},
-  {"type": "maxpool2d", "kernel": [2, 2], "stride": [2, 2]},
-  {"type": "conv2d", "filters": 50, "kernel": [5, 5], "stride": [2, 2], "activation": "relu", "init": "xavier"},
-  {"type": "maxpool2d", "kernel": [2, 2], "stride": [2, 2]},
-  {"type": "dense", "units": 200, "activation": "relu", "init": "xavier"},
-  {"type": "output", "units": 10, "activation": "softmax", "loss": "nll", "init": "xavier"}]}"#;
-
-const TRAINER_OPTIONS: &str = r#"{"optimizer": {"type": "adagrad", "learning_rate": 0.01}, "l2": 0.0005,
-  "batch_size": 64, "shuffle": true, "seed": 1}"#;
+// The project's one LeNet and its trainer options (Adam, a cosine schedule over 8 epochs), the files
+// the C example, the tests and `nnrt train` use, compiled in.
+const LENET: &str = include_str!("../../../examples/lenet.json");
+const TRAINER_OPTIONS: &str = include_str!("../../../examples/lenet_trainer.json");
 
 /// The command line: data folder, epochs, and how many training examples to keep (None: all).
 struct Args {

@@ -12,19 +12,17 @@ use crate::sys;
 
 /// Examples and labels held in host memory, ready for batching (`nnrt_dataset`).
 ///
-/// A dataset may move between threads (`Send`); the C API promises nothing about using one from
-/// several threads at once, so it is not `Sync`. A trainer using a dataset keeps it alive.
-///
-/// ```compile_fail
-/// fn shared_between_threads<T: Sync>() {}
-/// shared_between_threads::<nnrt::Dataset>();
-/// ```
+/// A dataset is immutable once made, so, as the C API states, it may move between threads and be
+/// used from many at once (`Send + Sync`): several trainers may fit on one dataset, or a model be
+/// evaluated on it while it trains another. A trainer using a dataset keeps it alive.
 pub struct Dataset {
     raw: NonNull<sys::nnrt_dataset>,
 }
 
 // SAFETY: a dataset is not tied to the thread that made it.
 unsafe impl Send for Dataset {}
+// SAFETY: nnrt.h: datasets are immutable once made and may be read from many threads at once.
+unsafe impl Sync for Dataset {}
 
 impl Dataset {
     /// A dataset from arrays whose dimension 0 counts the examples: `features` `[N, ...]` of any

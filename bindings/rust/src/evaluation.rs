@@ -8,14 +8,16 @@ use crate::sys;
 use crate::text::read_string;
 
 /// The metrics of a model on a dataset (`nnrt_evaluation`), made by
-/// [`Model::evaluate`](crate::Model::evaluate).
+/// [`Model::evaluate`](crate::Model::evaluate). Immutable, so it may be read from many threads at
+/// once (`Send + Sync`), as the C API states.
 pub struct Evaluation {
     raw: NonNull<sys::nnrt_evaluation>,
 }
 
-// SAFETY: an evaluation is not tied to the thread that made it. (The C API promises nothing about
-// sharing one between threads, so it is not Sync.)
+// SAFETY: an evaluation is not tied to the thread that made it.
 unsafe impl Send for Evaluation {}
+// SAFETY: nnrt.h: evaluations are immutable once made and may be read from many threads at once.
+unsafe impl Sync for Evaluation {}
 
 impl Evaluation {
     pub(crate) fn from_raw(raw: NonNull<sys::nnrt_evaluation>) -> Evaluation {

@@ -7,9 +7,10 @@
 //! arrays, a model before its trainer). Every fallible call returns [`Result`], whose [`Error`]
 //! holds the [`Status`] and the message nnrt gave for that very call.
 //!
-//! Thread safety follows the C API: contexts and models are `Send + Sync`, arrays are `Send + Sync`
-//! (they are read-only), datasets, evaluations and trainers are `Send` only, and a running
-//! [`Trainer::fit`] is stopped from any thread through a [`CancelHandle`].
+//! Thread safety follows the C API: contexts and models are `Send + Sync`; arrays, datasets and
+//! evaluations are `Send + Sync` (they are immutable once made); a trainer is `Send` only (one
+//! thread at a time), and a running [`Trainer::fit`] is stopped from any thread through a
+//! [`CancelHandle`].
 //!
 //! Configuration is JSON text, as in the C API; `""` stands for "the defaults" wherever options are
 //! optional. [`json::Value`] reads the JSON nnrt returns.

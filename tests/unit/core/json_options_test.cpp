@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/context.h"
+#include "backend/context.h"
 #include "core/error.h"
 
 namespace nnrt {

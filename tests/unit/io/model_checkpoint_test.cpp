@@ -3,8 +3,8 @@
 // tensors, damaged trainer state) are NNRT_ERR_CORRUPT, and a failed restore changes nothing.
 #include <gtest/gtest.h>
 
-#include "core/context.h"
-#include "io/model_tensors.h"
+#include "backend/context.h"
+#include "model/model_tensors.h"
 #include "io_test_util.h"
 #include "model/model.h"
 #include "train/trainer.h"
@@ -27,7 +27,7 @@ std::shared_ptr<Context> reference_context() {
 
 std::vector<unsigned char> param_bytes(const model::Model &m) {
   std::vector<unsigned char> all;
-  for (const TensorRecord &r : param_records(m)) all.insert(all.end(), r.bytes.begin(), r.bytes.end());
+  for (const TensorRecord &r : model::param_records(m)) all.insert(all.end(), r.bytes.begin(), r.bytes.end());
   return all;
 }
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/array.h"
-#include "core/context.h"
+#include "backend/array.h"
+#include "backend/context.h"
 
 namespace nnrt::model::testing {
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/context.h"
+#include "backend/context.h"
 #include "model/layer.h"
 
 namespace nnrt::model::testing {

@@ -1,13 +1,18 @@
-"""nnrt against PyTorch, through ctypes and the public C API (argv[1]: the path of libnnrt.so).
+"""nnrt against PyTorch, through ctypes and the public C API.
 
-The LeNet of API.md and a sequence model (embedding, two LSTMs, batchnorm) get the same weights in
+    pytorch_parity_test.py LIBNNRT [BACKEND...]      (backends: default "reference")
+
+The LeNet of examples/lenet.json and a sequence model (embedding, two LSTMs, batchnorm) get the same weights in
 both. Checked, on every backend that loads here: predict against the module's forward pass, and
 one trainer step with plain SGD and learning rate 1 on a batch of 8, whose weight change is minus
 the gradient, against autograd's gradients (and batchnorm's running statistics). Relative
-tolerance 1e-4 (nnrt computes in F32, PyTorch here in F64). Exits 77 (skipped) without torch.
+tolerance 1e-4 (nnrt computes in F32, PyTorch here in F64). Every backend named must open: one
+that does not is a failure, never a silent skip (meson names oneDNN only where its plugin is
+built). Exits 77 (skipped) without torch; prints "nnrt-test-counts:" with one case per comparison.
 """
 import ctypes
 import json
+import os
 import sys
 
 try:
@@ -73,13 +78,9 @@ def relative_error(got, want):
 
 # ---- the two models, in both frameworks ---------------------------------------------------------
 
-LENET = {"input": [1, 28, 28], "seed": 123, "layers": [
-    {"type": "conv2d", "filters": 20, "kernel": [5, 5], "stride": [1, 1], "activation": "relu", "init": "xavier"},
-    {"type": "maxpool2d", "kernel": [2, 2], "stride": [2, 2]},
-    {"type": "conv2d", "filters": 50, "kernel": [5, 5], "stride": [2, 2], "activation": "relu", "init": "xavier"},
-    {"type": "maxpool2d", "kernel": [2, 2], "stride": [2, 2]},
-    {"type": "dense", "units": 200, "activation": "relu", "init": "xavier"},
-    {"type": "output", "units": 10, "activation": "softmax", "loss": "nll", "init": "xavier"}]}
+# The one LeNet definition, shared with the examples, the C tests and the benchmarks.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "examples", "lenet.json")) as f:
+    LENET = json.load(f)
 
 
 class LeNet(torch.nn.Module):
@@ -96,10 +97,10 @@ class LeNet(torch.nn.Module):
         return self.out(F.relu(self.fc(x.flatten(1))))
 
     def names(self):  # nnrt's parameter name -> this module's tensor
-        return {"layer0.weight": self.conv1.weight, "layer0.bias": self.conv1.bias,
-                "layer2.weight": self.conv2.weight, "layer2.bias": self.conv2.bias,
-                "layer4.weight": self.fc.weight, "layer4.bias": self.fc.bias,
-                "layer5.weight": self.out.weight, "layer5.bias": self.out.bias}
+        return {"conv1.weight": self.conv1.weight, "conv1.bias": self.conv1.bias,
+                "conv2.weight": self.conv2.weight, "conv2.bias": self.conv2.bias,
+                "fc1.weight": self.fc.weight, "fc1.bias": self.fc.bias,
+                "out.weight": self.out.weight, "out.bias": self.out.bias}
 
 
 SEQUENCE = {"input": [6], "seed": 5, "layers": [
@@ -149,10 +150,16 @@ def get_param(model, name):
     return value
 
 
+compared = mismatched = 0
+
+
 def compare(failures, what, got, want):
+    global compared, mismatched
+    compared += 1
     err = relative_error(got, want)
     print(f"  {what}: relative error {err:.2e}")
     if not err < TOLERANCE:
+        mismatched += 1
         failures.append(f"{what}: relative error {err:.2e}")
 
 
@@ -160,7 +167,7 @@ def run(backend, config, module, x, labels, failures):
     print(f"{module.__class__.__name__} on {backend}:")
     ctx = P()
     if lib.nnrt_context_create(json.dumps({"backend": backend}).encode(), ctypes.byref(ctx)) != 0:
-        print(f"  skipped: {lib.nnrt_last_error().decode()}")
+        failures.append(f"the {backend} backend did not open: {lib.nnrt_last_error().decode()}")
         return
     model = P()
     check(lib.nnrt_model_create(ctx, json.dumps(config).encode(), ctypes.byref(model)), "nnrt_model_create")
@@ -215,21 +222,26 @@ def run(backend, config, module, x, labels, failures):
     lib.nnrt_context_release(ctx)
 
 
-def main():
+def main(backends):
     failures = []
-    for backend in ("reference", "onednn"):
+    for backend in backends:
         torch.manual_seed(0)
         rng = np.random.default_rng(0)
         run(backend, LENET, LeNet(), rng.random((8, 1, 28, 28), dtype=np.float32),
             rng.integers(0, 10, 8).astype(np.int64), failures)
         run(backend, SEQUENCE, Sequence(), rng.integers(0, 11, (8, 6)).astype(np.float32),
             rng.integers(0, 3, 8).astype(np.int64), failures)
+    # Cases: the comparisons, and each backend that did not open.
+    print(f"nnrt-test-counts: passed={compared - mismatched} failed={len(failures)} skipped=0")
     if failures:
         print("FAILED:\n  " + "\n  ".join(failures))
         return 1
-    print("nnrt matches PyTorch")
+    if compared == 0:
+        print("FAILED: nothing was compared")
+        return 1
+    print(f"nnrt matches PyTorch on {', '.join(backends)} ({compared} comparisons)")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[2:] or ["reference"]))

@@ -14,26 +14,29 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 
-	"nnrt"
+	"nnrt.dev/nnrt"
 )
 
-// LeNet as the C example builds it: two convolutions with pooling, a dense layer, softmax.
-const lenet = `{"input": [1, 28, 28], "seed": 123, "layers": [
-	{"type": "conv2d", "name": "conv1", "filters": 20, "kernel": [5, 5], "stride": [1, 1], "activation": "relu", "init": "xavier"},
-	{"type": "maxpool2d", "name": "pool1", "kernel": [2, 2], "stride": [2, 2]},
-	{"type": "conv2d", "name": "conv2", "filters": 50, "kernel": [5, 5], "stride": [2, 2], "activation": "relu", "init": "xavier"},
-	{"type": "maxpool2d", "name": "pool2", "kernel": [2, 2], "stride": [2, 2]},
-	{"type": "dense", "name": "fc1", "units": 200, "activation": "relu", "init": "xavier"},
-	{"type": "output", "name": "out", "units": 10, "activation": "softmax", "loss": "nll", "init": "xavier"}]}`
-
-var trainerOptions = map[string]any{
-	"optimizer":  map[string]any{"type": "adagrad", "learning_rate": 0.01},
-	"l2":         0.0005,
-	"batch_size": 64,
-	"shuffle":    true,
-	"seed":       1,
+// lenetFiles reads the project's one LeNet and its trainer options (Adam, a cosine schedule over 8
+// epochs): examples/lenet.json and examples/lenet_trainer.json, the files the C example, the tests
+// and `nnrt train` use. go:embed cannot reach outside the module, so they are read from the
+// checkout this source file is in.
+func lenetFiles() (model, trainer []byte, err error) {
+	_, self, _, ok := runtime.Caller(0)
+	if !ok {
+		return nil, nil, errors.New("cannot tell where this source file is, to find examples/lenet.json")
+	}
+	dir := filepath.Join(filepath.Dir(self), "..", "..", "..", "..", "examples")
+	if model, err = os.ReadFile(filepath.Join(dir, "lenet.json")); err != nil {
+		return nil, nil, err
+	}
+	if trainer, err = os.ReadFile(filepath.Join(dir, "lenet_trainer.json")); err != nil {
+		return nil, nil, err
+	}
+	return model, trainer, nil
 }
 
 func main() {
@@ -60,6 +63,10 @@ func run(args []string) error {
 		}
 	}
 
+	lenet, trainerOptions, err := lenetFiles()
+	if err != nil {
+		return err
+	}
 	ctx, err := nnrt.NewContext(nil)
 	if err != nil {
 		return err

@@ -1,7 +1,9 @@
-//! Thread safety as the C API states it: contexts and models shared, arrays read from many threads,
-//! a trainer moved to (and trained on) another thread while the model keeps predicting.
+//! Thread safety as the C API states it: contexts and models shared, arrays, datasets and
+//! evaluations read from many threads, a trainer moved to (and trained on) another thread while the
+//! model keeps predicting.
 
-use std::sync::Arc;
+use std::ops::ControlFlow;
+use std::sync::{Arc, Mutex};
 
 use nnrt::{Array, CancelHandle, Context, Dataset, Evaluation, Model, Trainer};
 
@@ -16,11 +18,41 @@ fn the_types_say_what_may_cross_threads() {
     send_and_sync::<Model>();
     send_and_sync::<Array>();
     send_and_sync::<CancelHandle>();
+    send_and_sync::<Dataset>();
+    send_and_sync::<Evaluation>();
     send::<Trainer>();
-    send::<Dataset>();
-    send::<Evaluation>();
     send::<nnrt::Error>();
-    // (That Trainer and Dataset are not Sync is checked by compile_fail examples in the crate docs.)
+    // (That Trainer is not Sync is checked by a compile_fail example in the crate docs.)
+}
+
+#[test]
+fn one_dataset_feeds_trainers_and_evaluations_on_many_threads() {
+    let ctx = context();
+    let data = blob_dataset(&ctx, 512, 3);
+    let evaluations: Vec<Evaluation> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..4)
+            .map(|k| {
+                let (ctx, data) = (&ctx, &data);
+                scope.spawn(move || {
+                    let model = Model::new(ctx, BLOB_MODEL).unwrap();
+                    let options = format!(r#"{{"optimizer": {{"type": "adam", "learning_rate": 0.01}}, "batch_size": 32, "seed": {k}}}"#);
+                    let mut trainer = Trainer::new(&model, &options).unwrap();
+                    trainer.fit(data, None, 4).unwrap();
+                    assert_eq!(data.len().unwrap(), 512);
+                    model.evaluate(data).unwrap()
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    // The blobs are separable: every model, trained on the shared dataset, learned them.
+    let first = &evaluations[0];
+    std::thread::scope(|scope| {
+        for e in &evaluations {
+            scope.spawn(move || assert!(e.accuracy().unwrap().unwrap() > 0.9, "{}", e.report().unwrap()));
+            scope.spawn(move || assert!(first.report().unwrap().contains("confusion")));
+        }
+    });
 }
 
 #[test]
@@ -47,25 +79,49 @@ fn a_model_predicts_on_many_threads_while_another_trains_it() {
     let model = Arc::new(Model::new(&ctx, BLOB_MODEL).unwrap());
     let mut trainer = Trainer::new(&model, r#"{"optimizer": {"type": "adam"}, "batch_size": 16}"#).unwrap();
     let data = blob_dataset(&ctx, 256, 1);
+    let (x, _) = blobs(&ctx, 64, 2);
+    let x = Arc::new(x);
+    let predict = |model: &Model, x: &Array| model.predict(x).unwrap().to_vec::<f32>().unwrap();
+    // Every state the weights pass through, predicted on one thread at a time: before training, and
+    // after each minibatch from the progress callback, which runs between steps on the training thread.
+    let states = Arc::new(Mutex::new(vec![predict(&model, &x)]));
+    {
+        let (model, x, states) = (Arc::clone(&model), Arc::clone(&x), Arc::clone(&states));
+        trainer
+            .set_progress(move |_| {
+                states.lock().unwrap().push(predict(&model, &x));
+                ControlFlow::Continue(())
+            })
+            .unwrap();
+    }
     // The trainer and its dataset move to a training thread.
     let training = std::thread::spawn(move || {
         trainer.fit(&data, None, 3).unwrap();
         trainer
     });
-    let (x, _) = blobs(&ctx, 64, 2);
-    std::thread::scope(|scope| {
-        for _ in 0..4 {
-            scope.spawn(|| {
-                for _ in 0..10 {
-                    let p = model.predict(&x).unwrap().to_vec::<f32>().unwrap();
-                    // Each row is a probability distribution, whatever step the trainer is at.
-                    for row in p.chunks(4) {
-                        assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-4, "{row:?}");
-                    }
-                }
-            });
-        }
+    // Predictions spread over the training (a pause between them leaves the trainer room).
+    let seen: Vec<Vec<f32>> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                scope.spawn(|| {
+                    (0..25)
+                        .map(|_| {
+                            std::thread::sleep(std::time::Duration::from_millis(2));
+                            predict(&model, &x)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        threads.into_iter().flat_map(|t| t.join().unwrap()).collect()
     });
     let trainer = training.join().unwrap();
     assert!(trainer.result().unwrap().contains("completed"));
+    let states = states.lock().unwrap();
+    assert!(states.len() > 3 * 16, "{} states recorded", states.len());
+    assert_ne!(states.first(), states.last(), "training changed nothing");
+    // Each prediction made during training is one of those states, exactly: no torn weights.
+    for p in &seen {
+        assert!(states.iter().any(|s| s == p), "a prediction during training matches no state of the weights: {p:?}");
+    }
 }

@@ -1,4 +1,4 @@
-#include "core/array.h"
+#include "backend/array.h"
 
 #include <algorithm>
 #include <cstring>

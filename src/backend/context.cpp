@@ -1,4 +1,4 @@
-#include "core/context.h"
+#include "backend/context.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/json_options.h"
 #include "core/log.h"
+#include "core/version.h"
 #include "backend/comm_registry.h"
 
 namespace nnrt {
@@ -129,7 +130,7 @@ uint64_t Context::next_seed() {
 std::string Context::describe() const {
   auto &registry = backend::Registry::instance();
   Json j;
-  j["version"] = nnrt_version_string();
+  j["version"] = kVersionString;
   j["abi"] = NNRT_ABI_VERSION;
   j["backend"] = device_->name();
   j["device"] = device_->index();

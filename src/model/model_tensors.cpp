@@ -1,0 +1,68 @@
+#include "model/model_tensors.h"
+
+#include "core/dtype.h"
+#include "core/error.h"
+
+namespace nnrt::model {
+
+io::TensorRecord record_from_array(Context &ctx, const std::string &name, const Array &value) {
+  Array f32 = value.dtype() == NNRT_DTYPE_F32 ? value : ops::cast(ctx, value, NNRT_DTYPE_F32);
+  io::TensorRecord r;
+  r.name = name;
+  r.dtype = NNRT_DTYPE_F32;
+  r.shape = f32.shape();
+  r.bytes.resize(f32.nbytes());
+  f32.copy_to_host(r.bytes.data(), r.bytes.size());
+  return r;
+}
+
+Array array_from_record(Context &ctx, const io::TensorRecord &record) {
+  return ops::from_host(ctx, record.dtype, record.shape, record.bytes.data(), record.bytes.size());
+}
+
+std::vector<io::TensorRecord> param_records(const Model &m) {
+  std::vector<io::TensorRecord> records;
+  for (const Param &p : m.params()) records.push_back(record_from_array(m.ctx(), p.name, p.value));
+  return records;
+}
+
+Json checkpoint_config(const io::Checkpoint &checkpoint, const std::string &what) {
+  auto it = checkpoint.metadata.find(io::kConfigKey);
+  if (it == checkpoint.metadata.end()) {
+    fail(NNRT_ERR_CORRUPT, what, ": __metadata__ has no \"", io::kConfigKey, "\" (the model config)");
+  }
+  try {
+    return parse_json_object(it->second.c_str(), io::kConfigKey);
+  } catch (const Error &e) {
+    fail(NNRT_ERR_CORRUPT, what, ": ", e.what());
+  } catch (const Json::exception &e) {  // e.g. a number too large for a double
+    fail(NNRT_ERR_CORRUPT, what, ": ", io::kConfigKey, " is not valid JSON (", e.what(), ")");
+  }
+}
+
+void check_record(const io::TensorRecord &record, const Shape &shape, const std::string &what) {
+  if (record.dtype != NNRT_DTYPE_F32 || record.shape != shape) {
+    fail(NNRT_ERR_CORRUPT, what, ": tensor \"", record.name, "\" is ", io::safetensors_dtype_name(record.dtype), " ",
+         to_string(record.shape), "; the model needs F32 ", to_string(shape));
+  }
+}
+
+std::vector<const io::TensorRecord *> match_params(const io::Checkpoint &checkpoint, const Model &m,
+                                               const std::string &what) {
+  std::vector<const io::TensorRecord *> matched;
+  for (const Param &p : m.params()) {
+    const io::TensorRecord *r = checkpoint.find(p.name);
+    if (!r) fail(NNRT_ERR_CORRUPT, what, ": the parameter \"", p.name, "\" that its config defines is missing");
+    check_record(*r, p.value.shape(), what);
+    matched.push_back(r);
+  }
+  std::string prefix = kOptimizerPrefix;
+  for (const io::TensorRecord &t : checkpoint.tensors) {
+    if (t.name.compare(0, prefix.size(), prefix) == 0 || m.find_param(t.name)) continue;
+    fail(NNRT_ERR_CORRUPT, what, ": tensor \"", t.name,
+         "\" is neither a parameter of the model its config defines nor optimizer state (\"optim.*\")");
+  }
+  return matched;
+}
+
+}  // namespace nnrt::model
