@@ -632,7 +632,9 @@ nnrt_status Trainer::fit(const std::shared_ptr<data::Dataset> &train, const std:
     rec.learning_rate = lr;
     rec.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     last_examples_per_second_ = rec.seconds > 0 ? static_cast<double>(epoch_examples) / rec.seconds : 0;
-    if (validation && rank() == 0) {
+    // Every rank given a validation set evaluates it, at the same time as rank 0, so that none
+    // waits long in the broadcast below; rank 0's score is the one that counts.
+    if (validation) {
       rec.validation_score = validation_score(validation);
       rec.has_validation = true;
     } else if (es.enabled) {
