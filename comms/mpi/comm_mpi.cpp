@@ -127,7 +127,9 @@ class Engine {
     if (!ready_ || !init_error_.empty() || stuck_ || !initialised_here_) return;
     stopping_ = true;
     work_cv_.notify_one();
-    done_cv_.wait_for(lock, std::chrono::seconds(10), [&] { return finalized_; });
+    // MPI_Finalize returns when every rank has called it: a rank that ends early waits here for
+    // the others (rank 0 may still be evaluating), up to a bound that a dead job cannot exceed.
+    done_cv_.wait_for(lock, std::chrono::minutes(10), [&] { return finalized_; });
   }
 
   void run() {
