@@ -89,6 +89,10 @@ package nnrt
 // static nnrt_status nnrt_go_trainer_cancel(nnrt_trainer *t, char **err) {
 //   NNRT_GO_CALL(nnrt_trainer_cancel(t));
 // }
+// static nnrt_status nnrt_go_trainer_rank(const nnrt_trainer *t, int32_t *rank, int32_t *world,
+//                                         char **err) {
+//   NNRT_GO_CALL(nnrt_trainer_rank(t, rank, world));
+// }
 // NNRT_GO_STRING_SHIM(nnrt_trainer_result, const nnrt_trainer *)
 //
 // static nnrt_status nnrt_go_evaluation_accuracy(const nnrt_evaluation *e, double *accuracy,
@@ -317,6 +321,15 @@ func cTrainerRestore(t unsafe.Pointer, path string) error {
 func cTrainerCancel(t unsafe.Pointer) error {
 	var msg *C.char
 	return errorFrom(C.nnrt_go_trainer_cancel((*C.nnrt_trainer)(t), &msg), msg)
+}
+
+func cTrainerRank(t unsafe.Pointer) (int, int, error) {
+	var msg *C.char
+	var rank, world C.int32_t
+	if err := errorFrom(C.nnrt_go_trainer_rank((*C.nnrt_trainer)(t), &rank, &world, &msg), msg); err != nil {
+		return 0, 0, err
+	}
+	return int(rank), int(world), nil
 }
 
 func cEvaluationAccuracy(e unsafe.Pointer) (float64, error) {

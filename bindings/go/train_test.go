@@ -248,6 +248,16 @@ func TestFitErrors(t *testing.T) {
 	}
 	_, err := model.NewTrainer(`{"optimizer": {"type": "sgd", "learning_rate": -1}}`)
 	expectError(t, err, nnrt.ErrInvalidArgument, "")
-	_, err = model.NewTrainer(`{"workers": 2}`)
-	expectError(t, err, nnrt.ErrUnsupported, "")
+	_, err = model.NewTrainer(`{"workers": 0}`)
+	expectError(t, err, nnrt.ErrInvalidArgument, "workers")
+	_, err = model.NewTrainer(`{"mode": "averag"}`)
+	expectError(t, err, nnrt.ErrInvalidArgument, "averag")
+	parallel := must(model.NewTrainer(`{"workers": 2, "mode": "average", "averaging_frequency": 2}`)).on(t)
+	defer parallel.Close()
+	if rank, world, err := parallel.Rank(); err != nil || rank != 0 || world != 1 {
+		t.Errorf("Rank() without distributed training: %d, %d, %v", rank, world, err)
+	}
+	if err := parallel.Fit(train, nil, 1); err != nil {
+		t.Errorf("fitting with 2 workers: %v", err)
+	}
 }

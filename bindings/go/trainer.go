@@ -176,6 +176,17 @@ func (t *Trainer) Cancel() error {
 	return cTrainerCancel(p)
 }
 
+// Rank returns this process's rank and the world size in distributed training (the "distributed"
+// option); 0 and 1 without it.
+func (t *Trainer) Rank() (rank, worldSize int, err error) {
+	p, err := t.handle().borrow()
+	if err != nil {
+		return 0, 0, err
+	}
+	defer t.h.giveBack()
+	return cTrainerRank(p)
+}
+
 // ResultJSON describes the last fit as nnrt's JSON text.
 func (t *Trainer) ResultJSON() (string, error) {
 	p, err := t.lock()

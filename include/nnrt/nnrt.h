@@ -216,7 +216,8 @@ NNRT_API void nnrt_context_release(nnrt_context *ctx);
 ** "deterministic", "strict", "default_dtype", "backends" (every usable backend, the reference one
 ** included: {"name", "kind", "score", "selected", "version"}), "plugins" (every plugin file found:
 ** {"name", "path", "loaded", "error"}, where "error" says why it did not load, such as a missing
-** dependency or a version mismatch), "devices" (the selected backend's devices: {"index", "name",
+** dependency or a version mismatch), "comms" (every communicator plugin file found, see
+** nnrt_comm.h: {"name", "path", "loaded", "error", "version"}), "devices" (the selected backend's devices: {"index", "name",
 ** "kind", "memory_bytes"}) and "cache" ({"allocated_bytes", "cached_bytes", "peak_bytes", "hits",
 ** "misses", "max_cached_bytes", "max_block_bytes", "max_total_bytes"}).
 **
@@ -589,8 +590,26 @@ typedef int (*nnrt_progress_fn)(const nnrt_progress *p, void *user);
 **                   "5": 0.01}} (epoch -> rate from that epoch on)
 **   "batch_size"    64;  "shuffle" true;  "seed" (default: the model's context seed)
 **   "prefetch"      batches prepared ahead by a background thread (4; 0 for none)
-**   "workers"       1 (data parallelism across devices comes in a later version: only 1 is accepted)
-**   "mode", "averaging_frequency"   accepted for compatibility with multi-worker configs
+**   "workers"       data-parallel replicas of the model in this process (1 to 64; default 1). Each
+**                   worker trains on its own batches of "batch_size" examples, taken in turn from one
+**                   shared shuffled iterator (which prepares "prefetch" batches ahead per worker), so
+**                   one step consumes up to workers * batch_size examples. On a CPU backend the
+**                   workers share the context's threads. A device (GPU) backend accepts only 1 here
+**                   (NNRT_ERR_UNSUPPORTED): train one rank per device with "distributed" instead.
+**   "mode"          how the workers combine (with "workers" > 1):
+**                   "allreduce" (default): every step the workers' gradients are combined (the mean
+**                   over all the step's examples) and one update is made, so N workers at batch b
+**                   train the same model as 1 worker at batch N*b, up to summation order. Batchnorm
+**                   running statistics are averaged over the workers after each step.
+**                   "average": each worker updates its own copy of the parameters and optimizer
+**                   state; every "averaging_frequency" steps, and at the end of every epoch, the
+**                   parameters and the optimizer state are replaced by their mean over the workers
+**                   (parameter averaging). Needs "precision": "f32". In the last step of an epoch a
+**                   worker left without a batch sits the step out.
+**   "averaging_frequency"  steps between averagings in "average" mode (>= 1; default 1)
+**   "report_score_after_averaging"  true (default): the loss reported per step (progress, result)
+**                   is the mean over all workers' examples; false: worker 0's own loss ("average"
+**                   mode; in "allreduce" mode the loss is always the mean)
 **   "precision"     "f32" (default), "mixed_bf16" or "mixed_f16": layers compute in half precision
 **                   where the backend supports it, with f32 master weights; gradients are scaled by
 **                   a dynamic loss scale ("loss_scale", default 65536 for f16, 1 for bf16): a step
@@ -601,13 +620,48 @@ typedef int (*nnrt_progress_fn)(const nnrt_progress *p, void *user);
 **                   "min_delta", "max_epochs", "max_minutes", "save_best": a path the best model is
 **                   saved to after each improvement}. A non-finite score stops training too. When
 **                   fit ends, the model holds the best epoch's parameters.
+**   "distributed"   {"comm": "mpi", "timeout_s": 60, "bucket_mib": 25, "compression": "none"}:
+**                   train as one rank of a group of processes, possibly on several hosts, launched
+**                   together (e.g. `mpirun -np 2 ./program`). "comm" names the communicator plugin
+**                   (libnnrt-comm-<comm>.so, found in the backend plugin folders; "mpi" reads the rank
+**                   and world size from the MPI launcher). Every rank must create the same model
+**                   and trainer: nnrt_trainer_create is collective, checks a hash of the model
+**                   config and these options on every rank (a difference is
+**                   NNRT_ERR_INVALID_ARGUMENT on every rank, naming the ranks that differ) and
+**                   copies rank 0's parameters to every rank. In "allreduce" mode each step sums the
+**                   gradients of every rank's examples (N ranks at batch b train as 1 rank at batch
+**                   N*b), in buckets of about "bucket_mib" MiB, last layers first, sent while
+**                   backward still runs; "compression": "f16" or "bf16" sends them in 16 bits. In
+**                   "average" mode the averaging takes in every worker of every rank. In fit, each
+**                   rank trains on a disjoint shard of every epoch (the epoch's shuffled batches dealt
+**                   out in turn, reshuffled each epoch from the shared seed) with the same number of
+**                   steps on every rank; fit checks that every rank has the same training set size
+**                   and epoch count and starts from rank 0's parameters. Rank 0 evaluates the
+**                   validation set (the other ranks may pass NULL) and its score decides early
+**                   stopping for all; a stop asked on any rank (callback, nnrt_trainer_cancel) stops
+**                   every rank after the same step. The progress callback runs on every rank;
+**                   nnrt_trainer_save, "save_best" and logging happen on rank 0 only. Every rank may
+**                   nnrt_trainer_restore the same checkpoint. nnrt_trainer_step is collective too:
+**                   every rank calls it the same number of times. A rank that dies or stops answering
+**                   makes every other rank's call fail with NNRT_ERR_BACKEND within "timeout_s"
+**                   seconds (default 60), naming the rank where that can be told; the trainer can
+**                   then only be released.
 ** With the context option "deterministic": true, the same seed gives the same result bit for bit.
 **
 ** Returns NNRT_OK and the trainer in *out (release with nnrt_trainer_release);
 ** NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments, malformed JSON, an unknown key or type,
-** a negative learning rate, a value out of range, or a model without an output layer (one with a
-** loss); NNRT_ERR_UNSUPPORTED for a setting this build cannot do (such as more than one worker). */
+** a negative learning rate, a value out of range (such as "workers" < 1 or "averaging_frequency"
+** < 1), a "mode" other than the two above, or a model without an output layer (one with a loss);
+** NNRT_ERR_UNSUPPORTED for a setting this build cannot do (several workers on a device backend,
+** "average" with mixed precision, a communicator that moves device memory); NNRT_ERR_BACKEND when
+** the communicator plugin is missing or fails to load (the message says why and where it looked)
+** or cannot join its group (e.g. MPI not launched or not initialisable). */
 NNRT_API nnrt_status nnrt_trainer_create(nnrt_model *m, const char *options_json, nnrt_trainer **out);
+
+/* Sets *rank to this process's rank (0 .. world_size - 1) and *world_size to the number of ranks
+** training together with the "distributed" option; without it, 0 and 1. Either may be NULL.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong trainer. */
+NNRT_API nnrt_status nnrt_trainer_rank(const nnrt_trainer *t, int32_t *rank, int32_t *world_size);
 
 /* Releases a trainer (and its reference to the model). NULL does nothing. Must not race with a
 ** running nnrt_trainer_fit on another thread; cancel and wait for it first. */
@@ -619,7 +673,8 @@ NNRT_API nnrt_status nnrt_trainer_set_progress(nnrt_trainer *t, nnrt_progress_fn
 
 /* One optimisation step on a minibatch: x shaped [N, <input shape>], y class indices [N] (I32 or
 ** I64) or float targets [N, <output shape>]. Sets *loss (may be NULL) to the minibatch's mean loss
-** before the update. A non-finite loss (NaN or Inf, from NaN/Inf inputs or divergence) is
+** before the update. With "workers" > 1 the minibatch is split into that many contiguous slices,
+** one per worker (fewer when N is smaller), which then combine as "mode" says. A non-finite loss (NaN or Inf, from NaN/Inf inputs or divergence) is
 ** NNRT_ERR_INVALID_ARGUMENT and the parameters are left unchanged.
 ** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments, class labels outside
 ** [0, outputs), or a non-finite loss; NNRT_ERR_SHAPE when x or y does not fit the model (the message

@@ -338,6 +338,12 @@ class trainer : public detail::handle<nnrt_trainer> {
   }
   void save(const std::string &path) const { check(nnrt_trainer_save(get(), path.c_str())); }
   void restore(const std::string &path) { check(nnrt_trainer_restore(get(), path.c_str())); }
+  // nnrt_trainer_rank: {rank, world size}; {0, 1} without distributed training.
+  std::pair<int32_t, int32_t> rank() const {
+    int32_t r = 0, w = 1;
+    check(nnrt_trainer_rank(get(), &r, &w));
+    return {r, w};
+  }
   // Safe from any thread while fit runs (nnrt_trainer_cancel).
   void cancel() { check(nnrt_trainer_cancel(get())); }
 

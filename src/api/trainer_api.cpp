@@ -62,4 +62,12 @@ nnrt_status nnrt_trainer_cancel(nnrt_trainer *t) {
   });
 }
 
+nnrt_status nnrt_trainer_rank(const nnrt_trainer *t, int32_t *rank, int32_t *world_size) {
+  return guard("nnrt_trainer_rank", [&] {
+    check_handle(t, "t");
+    if (rank) *rank = t->impl->rank();
+    if (world_size) *world_size = t->impl->world_size();
+  });
+}
+
 }  // extern "C"

@@ -8,6 +8,7 @@
 #include "core/json_options.h"
 #include "core/log.h"
 #include "core/version.h"
+#include "backend/comm_registry.h"
 
 namespace nnrt {
 
@@ -168,6 +169,19 @@ std::string Context::describe() const {
     plugins.push_back(e);
   }
   j["plugins"] = plugins;
+
+  // Communicator plugins for distributed training, loaded here so that a broken one shows why.
+  auto &comm_registry = backend::CommRegistry::instance();
+  comm_registry.discover();
+  Json comms = Json::array();
+  for (const auto &c : comm_registry.plugins()) {
+    comms.push_back({{"name", c.name},
+                     {"path", c.path},
+                     {"loaded", c.loaded},
+                     {"error", c.error},
+                     {"version", c.table && c.table->version ? c.table->version : ""}});
+  }
+  j["comms"] = comms;
 
   Json devices = Json::array();
   for (const auto &b : registry.backends()) {

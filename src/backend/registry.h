@@ -43,11 +43,14 @@ class Registry {
   // Registers a backend linked into the program. Throws nnrt::Error.
   void register_static(nnrt_backend_entry_fn entry);
 
+  // The plugin folders, in search order, from the environment as it is now (communicator plugins
+  // are found in the same folders).
+  std::vector<std::string> search_dirs() const;
+
  private:
   Registry();
   void load_plugin(const std::string &path, const std::string &name);
   void add_backend(const nnrt_backend_v1 *table, const std::string &path);
-  std::vector<std::string> search_dirs() const;
 
   mutable std::mutex mutex_;
   std::vector<PluginInfo> plugins_;

@@ -44,6 +44,15 @@ void print_human(const nlohmann::json &d) {
 #ifdef NNRT_CUDNN_NOT_BUILT
   std::printf("  %-10s %-10s %s\n", "cudnn", "not built", NNRT_CUDNN_NOT_BUILT);
 #endif
+  std::printf("\ncommunicators (distributed training)\n");
+  if (d["comms"].empty()) std::printf("  (none found)\n");
+  for (const auto &p : d["comms"]) {
+    bool loaded = p["loaded"].get<bool>();
+    std::printf("  %-10s %-10s %s\n", p["name"].get<std::string>().c_str(), loaded ? "loaded" : "not loaded",
+                p["path"].get<std::string>().c_str());
+    std::string detail = loaded ? p["version"].get<std::string>() : p["error"].get<std::string>();
+    if (!detail.empty()) std::printf("  %-10s %-10s %s\n", "", "", detail.c_str());
+  }
   const auto &c = d["cache"];
   std::printf("\ncache      %s allocated, %s cached, peak %s, %llu hits, %llu misses\n",
               human_bytes(c["allocated_bytes"].get<double>()).c_str(), human_bytes(c["cached_bytes"].get<double>()).c_str(),

@@ -16,11 +16,36 @@ namespace {
 
 struct TrainFlags {
   ContextFlags context;
-  std::string model, data = "fashion-mnist", test, trainer, save, report, loss = "nll";
+  std::string model, data = "fashion-mnist", test, trainer, save, report, distributed, loss = "nll";
   int epochs = 1;
+  int workers = 0;  // 0: as the trainer options say
   long limit = 0;
   bool quiet = false;
 };
+
+// The trainer options: --trainer's JSON with --workers and --distributed merged in (a value given
+// both ways must agree).
+std::string trainer_options(const TrainFlags &f) {
+  std::string given = f.trainer.empty() ? "{}" : json_text(f.trainer);
+  nlohmann::json o = nlohmann::json::parse(given, nullptr, false);
+  if (!o.is_object()) return given;  // nnrt reports what is wrong with it
+  if (f.workers > 0) {
+    if (o.contains("workers") && o["workers"] != f.workers) {
+      throw std::runtime_error("--workers " + std::to_string(f.workers) +
+                               " disagrees with the trainer options' \"workers\": " + o["workers"].dump());
+    }
+    o["workers"] = f.workers;
+  }
+  if (!f.distributed.empty()) {
+    if (o.contains("distributed") && !o["distributed"].is_object()) return o.dump();  // nnrt reports the type
+    if (o.contains("distributed") && o["distributed"].contains("comm") && o["distributed"]["comm"] != f.distributed) {
+      throw std::runtime_error("--distributed " + f.distributed + " disagrees with the trainer options' \"distributed\": " +
+                               o["distributed"].dump());
+    }
+    o["distributed"]["comm"] = f.distributed;
+  }
+  return o.dump();
+}
 
 // What a training run works with, made in this order.
 struct Session {
@@ -36,7 +61,8 @@ struct Session {
         model(is_onnx(f.model) ? open_model(ctx, f.model, nlohmann::json{{"loss", f.loss}}.dump())
                                : nnrt::model(ctx, read_file(f.model))),
         params(model.param_count()),
-        trainer(model, f.trainer.empty() ? "{}" : json_text(f.trainer)) {}
+        trainer(model, trainer_options(f)),
+        rank(trainer.rank()) {}
 
   nnrt::context ctx;
   nlohmann::json describe;  // nnrt_context_describe
@@ -46,6 +72,7 @@ struct Session {
   nnrt::model model;
   int64_t params;
   nnrt::trainer trainer;
+  std::pair<int32_t, int32_t> rank;  // this process's rank and the world size (distributed training)
 };
 
 void print_header(const TrainFlags &f, const Session &s) {
@@ -113,7 +140,18 @@ void run_train(const TrainFlags &f) {
   bool interrupted = false;
   {
     Session s(f);
-    if (!f.quiet) print_header(f, s);
+    // With ranks, rank 0 alone prints, evaluates and writes; every rank trains.
+    if (s.rank.first != 0) {
+      ProgressView view(f.epochs, true);
+      TrainFlags quiet = f;
+      quiet.quiet = true;
+      fit(quiet, s, view);
+      return;
+    }
+    if (!f.quiet) {
+      if (s.rank.second > 1) std::printf("distributed: %d ranks (%s)\n", s.rank.second, f.distributed.c_str());
+      print_header(f, s);
+    }
     ProgressView view(f.epochs, f.quiet);
     nlohmann::json result = fit(f, s, view);
     interrupted = ProgressView::interrupted();
@@ -154,6 +192,11 @@ void register_train(CLI::App &app) {
   cmd->add_option("--save", f->save, "Save the trained model and trainer state to this .safetensors file");
   cmd->add_option("--report", f->report, "Write an HTML report (curves, confusion matrix, summary) to this file");
   cmd->add_option("--limit", f->limit, "Train on the first N examples only")->check(CLI::Range(0L, 1L << 40));
+  cmd->add_option("--workers", f->workers, "Data-parallel workers in this process (the trainer option \"workers\")")
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--distributed", f->distributed,
+                  "Train as one rank of a group started by a launcher, e.g. mpirun -np 2 nnrt train ... "
+                  "--distributed mpi (the trainer option \"distributed\": {\"comm\": ...})");
   cmd->add_flag("--quiet", f->quiet, "No progress output");
   add_context_flags(cmd, &f->context);
   cmd->callback([f] { run_train(*f); });

@@ -32,6 +32,7 @@ struct BatchIterator::Impl {
   int64_t batch_size = 0;
   nnrt_dtype x_dtype = NNRT_DTYPE_F32;
   std::vector<int64_t> order;
+  std::vector<int64_t> ids;  // the epoch's batch numbers handed out, in order
   int64_t batches = 0;
   int64_t given = 0;  // batches handed out by next()
 
@@ -78,7 +79,8 @@ Batch BatchIterator::Impl::make(int64_t b) {
 }
 
 void BatchIterator::Impl::produce() {
-  for (int64_t b = 0; b < batches; ++b) {
+  for (int64_t k = 0; k < batches; ++k) {
+    const int64_t b = ids[static_cast<size_t>(k)];
     {
       std::unique_lock<std::mutex> lock(mutex);
       room_free.wait(lock, [&] { return stopping || ready.size() < static_cast<size_t>(prefetch); });
@@ -106,7 +108,8 @@ void BatchIterator::Impl::produce() {
 }
 
 BatchIterator::BatchIterator(std::shared_ptr<const Dataset> data, std::shared_ptr<Context> ctx, int64_t batch_size,
-                             bool shuffle, uint64_t seed, int prefetch, nnrt_dtype x_dtype)
+                             bool shuffle, uint64_t seed, int prefetch, nnrt_dtype x_dtype,
+                             const std::vector<int64_t> *only)
     : impl_(std::make_unique<Impl>()) {
   if (!data || !ctx) fail(NNRT_ERR_INTERNAL, "BatchIterator: no dataset or no context");
   if (batch_size < 1) fail(NNRT_ERR_INVALID_ARGUMENT, "batch_size: expected an integer >= 1, got ", batch_size);
@@ -120,7 +123,17 @@ BatchIterator::BatchIterator(std::shared_ptr<const Dataset> data, std::shared_pt
   m.ctx = std::move(ctx);
   m.batch_size = batch_size;
   m.x_dtype = x_dtype;
-  m.batches = (m.data->size() + batch_size - 1) / batch_size;
+  const int64_t all = epoch_batches(m.data->size(), batch_size);
+  if (only) {
+    for (int64_t b : *only) {
+      if (b < 0 || b >= all) fail(NNRT_ERR_INTERNAL, "BatchIterator: batch ", b, " of an epoch of ", all);
+    }
+    m.ids = *only;
+  } else {
+    m.ids.resize(static_cast<size_t>(all));
+    for (int64_t b = 0; b < all; ++b) m.ids[static_cast<size_t>(b)] = b;
+  }
+  m.batches = static_cast<int64_t>(m.ids.size());
   m.prefetch = prefetch;
   if (prefetch > 0 && m.batches > 0) m.producer = std::thread([&m] { m.produce(); });
 }
@@ -138,7 +151,7 @@ bool BatchIterator::next(Batch &out) {
   Impl &m = *impl_;
   if (m.given == m.batches) return false;
   if (m.prefetch == 0) {
-    out = m.make(m.given);
+    out = m.make(m.ids[static_cast<size_t>(m.given)]);
     ++m.given;
     return true;
   }

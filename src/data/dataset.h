@@ -91,8 +91,11 @@ class BatchIterator {
  public:
   // Throws NNRT_ERR_INVALID_ARGUMENT for batch_size < 1 or prefetch < 0, NNRT_ERR_DTYPE for a
   // non-float x_dtype.
+  // `only` (optional): the indices of the epoch's batches to hand out, in that order (a rank's
+  // shard in distributed training); each must be in [0, the epoch's batch count).
   BatchIterator(std::shared_ptr<const Dataset> data, std::shared_ptr<Context> ctx, int64_t batch_size, bool shuffle,
-                uint64_t seed, int prefetch, nnrt_dtype x_dtype = NNRT_DTYPE_F32);
+                uint64_t seed, int prefetch, nnrt_dtype x_dtype = NNRT_DTYPE_F32,
+                const std::vector<int64_t> *only = nullptr);
   ~BatchIterator();  // stops and joins the prefetch thread, even in mid-epoch
   BatchIterator(const BatchIterator &) = delete;
   BatchIterator &operator=(const BatchIterator &) = delete;
@@ -101,7 +104,9 @@ class BatchIterator {
   // handing out the batches made before it).
   bool next(Batch &out);
 
-  int64_t batches() const;  // in the whole epoch
+  int64_t batches() const;  // handed out in the whole epoch (the shard's, with `only`)
+  // The batch count of a whole epoch of `examples` at `batch_size`.
+  static int64_t epoch_batches(int64_t examples, int64_t batch_size) { return (examples + batch_size - 1) / batch_size; }
 
  private:
   struct Impl;

@@ -279,10 +279,20 @@ void Model::check_input(const Array &x, const char *what) const {
 }
 
 std::vector<Array> Model::params_as(nnrt_dtype dtype) const {
+  std::vector<Array> values;
+  for (const Param &p : params_) values.push_back(p.value);
+  return params_as(dtype, values);
+}
+
+std::vector<Array> Model::params_as(nnrt_dtype dtype, const std::vector<Array> &values) const {
+  if (values.size() != params_.size()) {
+    fail(NNRT_ERR_INTERNAL, "params_as: ", values.size(), " values for ", params_.size(), " parameters");
+  }
   std::vector<Array> out;
-  for (const Param &p : params_) {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Param &p = params_[i];
     bool keep_f32 = !p.spec.trainable || nodes_[p.node].layer->type == "batchnorm";
-    out.push_back(keep_f32 ? p.value : as_dtype(*ctx_, p.value, dtype));
+    out.push_back(keep_f32 ? values[i] : as_dtype(*ctx_, values[i], dtype));
   }
   return out;
 }
@@ -339,7 +349,7 @@ Activations Model::forward(Pass &pass, const std::vector<Array> &inputs, const s
 }
 
 std::vector<Array> Model::backward(Pass &pass, const Activations &acts, const std::vector<Array> &params, int32_t from,
-                                   const Array &grad) const {
+                                   const Array &grad, const std::function<void(size_t, const Array &)> &on_grad) const {
   std::vector<Array> grads(nodes_.size()), param_grads(params_.size());
   grads[from] = grad;
   for (int32_t i = from; i >= 0; --i) {
@@ -364,6 +374,7 @@ std::vector<Array> Model::backward(Pass &pass, const Activations &acts, const st
     }
     for (size_t j = 0; j < node.params.size(); ++j) {
       if (dparams[j].defined()) param_grads[node.params[j]] = dparams[j];
+      if (on_grad) on_grad(static_cast<size_t>(node.params[j]), param_grads[node.params[j]]);
     }
   }
   return param_grads;

@@ -3,6 +3,8 @@
 // set_param), under the model's lock, so predict() is safe from many threads.
 #pragma once
 
+#include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,7 +36,8 @@ class Placement : public backend::PlacementRecorder {
 
  private:
   mutable std::mutex mutex_;
-  bool backward_ = false;
+  // Atomic: data-parallel workers run passes over the same nodes at once.
+  std::atomic<bool> backward_{false};
   std::map<std::string, std::set<std::string>> forward_, backward_ops_;  // op kind -> backends
   std::set<std::string> fallbacks_;
 };
@@ -85,6 +88,8 @@ class Model {
   // The current parameter values, converted to `dtype` for the floats that a layer computes in
   // that dtype (batchnorm statistics stay F32).
   std::vector<Array> params_as(nnrt_dtype dtype) const;
+  // The same for other values of the parameters (a data-parallel replica's), one per parameter.
+  std::vector<Array> params_as(nnrt_dtype dtype, const std::vector<Array> &values) const;
 
   // A full forward pass keeping what backward needs. `params` as params_as() gives them.
   Activations forward(Pass &pass, const std::vector<Array> &inputs, const std::vector<Array> &params) const;
@@ -92,8 +97,11 @@ class Model {
   // Back-propagates `grad` (the gradient with respect to node `from`'s output; for an output
   // layer, with respect to its pre-activation) and returns one gradient per parameter (undefined
   // for parameters that got none and for state).
+  // `on_grad`, when given, is called with each parameter's gradient (index, gradient) as soon as its
+  // layer's backward has run, last layers first: distributed training starts sending them then.
   std::vector<Array> backward(Pass &pass, const Activations &acts, const std::vector<Array> &params, int32_t from,
-                              const Array &grad) const;
+                              const Array &grad,
+                              const std::function<void(size_t, const Array &)> &on_grad = nullptr) const;
 
   // Checkpoints (model_checkpoint.cpp): a safetensors file with the config in its metadata.
   void save(const std::string &path) const;

@@ -280,7 +280,7 @@ onnx::ModelProto Writer::run() {
 }  // namespace
 
 onnx::ModelProto export_model(const model::Model &m) {
-  std::shared_lock<std::shared_mutex> read(m.lock());
+  std::shared_lock<WriterPreferringSharedMutex> read(m.lock());
   return Writer(m).run();
 }
 

@@ -11,6 +11,7 @@
 #include "data/dataset.h"
 #include "model/model.h"
 #include "nnrt/nnrt.h"
+#include "train/distributed.h"
 #include "train/optimizer.h"
 #include "train/schedule.h"
 #include "train/stop_reason.h"
@@ -38,6 +39,20 @@ struct Precision {
   int64_t growth_interval = 2000;       // good steps before the scale doubles
 };
 
+// Data parallelism inside one process (DL4J's ParallelWrapper): `workers` replicas of the model,
+// each fed its own batches from one shared iterator.
+enum class ParallelMode {
+  allreduce,  // gradients combined every step: N workers at batch b train as 1 worker at batch N*b
+  average,    // each replica steps alone; parameters and optimizer state averaged periodically
+};
+
+struct Parallel {
+  int32_t workers = 1;
+  ParallelMode mode = ParallelMode::allreduce;
+  int64_t averaging_frequency = 1;          // steps between averagings ("average" mode)
+  bool report_score_after_averaging = true;  // the reported loss: mean over workers, else worker 0's
+};
+
 struct TrainerOptions {
   OptimizerConfig optimizer;
   EarlyStopping early_stopping;
@@ -49,6 +64,9 @@ struct TrainerOptions {
   bool shuffle = true;
   uint64_t seed = 0;
   int32_t prefetch = 4;
+  Parallel parallel;
+  DistributedOptions distributed;
+  std::string canonical;  // the options as parsed, key-sorted: what the ranks compare
 
   // Reads nnrt_trainer_create's options; throws NNRT_ERR_INVALID_ARGUMENT naming a bad key.
   static TrainerOptions parse(const char *json, Context &ctx);
@@ -58,6 +76,20 @@ struct EpochRecord {
   int32_t epoch = 0;
   double mean_loss = 0, learning_rate = 0, validation_score = 0, seconds = 0;
   bool has_validation = false;
+};
+
+// One worker's share of a step: its loss and f32 gradients (mean over its n examples).
+struct WorkerGradients {
+  std::vector<Array> grads;
+  double loss = 0;
+  int64_t n = 0;
+};
+
+// A worker's own copies (workers 1..N-1; worker 0 is the model and the trainer's state). In
+// "allreduce" mode only the non-trainable state (batchnorm statistics) is copied, since every worker
+// reads the same weights; in "average" mode every parameter and the optimizer state.
+struct Replica {
+  std::vector<Array> params, state0, state1;
 };
 
 class Trainer {
@@ -87,24 +119,34 @@ class Trainer {
 
   model::Model &model() { return *model_; }
 
+  // Distributed training: this process's rank and the world size (0 and 1 without "distributed").
+  int32_t rank() const { return comm_ ? comm_->rank() : 0; }
+  int32_t world_size() const { return comm_ ? comm_->size() : 1; }
+
  private:
-  using Clock = std::chrono::steady_clock;
-  // One epoch of fit in progress: what its batches added up to, and the progress report.
-  struct EpochRun {
-    int32_t epoch = 0;
-    double learning_rate = 0, loss_sum = 0;
-    int64_t batches = 0, examples = 0;
-    Clock::time_point start;
-    nnrt_progress progress{};
-  };
-  // fit's steps: train on every batch of an epoch (stopping early sets stop_reason_), then record
-  // it, validate, apply early stopping and report the epoch's end.
-  EpochRun train_epoch(const std::shared_ptr<data::Dataset> &train, Clock::time_point fit_start);
-  void finish_epoch(EpochRun &run, const std::shared_ptr<data::Dataset> &validation);
-  void apply_early_stopping(int32_t epoch, double score);
-  void restore_best();  // the best epoch's parameters back into the model
-  double learning_rate(int32_t epoch) const;  // the schedule's, or the optimizer's fixed rate
-  double train_batch(const Array &x, const Array &y, double lr);
+  // One step over up to `workers` batches (one per worker); returns the loss reported for it.
+  double train_step(const std::vector<data::Batch> &batches, double lr);
+  // Forward and backward of one worker; with `send`, each gradient also goes into the buckets as
+  // soon as it is made.
+  WorkerGradients worker_gradients(size_t worker, const std::vector<Array> &params, const data::Batch &b,
+                                   nnrt_dtype dtype, GradientBuckets *send);
+  // The example-weighted mean of the workers' gradients.
+  std::vector<Array> combine(const std::vector<WorkerGradients> &work, int64_t n) const;
+  // Clipping, the mixed-precision overflow check and the optimizer update of one set of parameters.
+  // Returns false when the step was skipped (overflow).
+  bool apply_update(std::vector<Array> &grads, const std::vector<Array> &values, std::vector<Array> &state0,
+                    std::vector<Array> &state1, double lr);
+  // The parameters worker w computes with, in `dtype` where the layer computes in it.
+  std::vector<Array> worker_params(size_t w, nnrt_dtype dtype, const std::vector<Array> &shared) const;
+  void make_replicas();
+  void sync_replicas();         // every replica := the model (and the trainer's optimizer state)
+  void average_replicas(bool all_params);  // the model := the mean over workers, then sync_replicas()
+  // Distributed: join the group, check every rank runs the same config, take rank 0's parameters.
+  void join_group();
+  void broadcast_from_rank0();  // every parameter := rank 0's
+  void average_state_over_ranks(bool all_params);
+  // The step's stop requests of every rank: bit 0 callback, bit 1 cancel, bit 2 time limit.
+  int stop_requests(int mine);
   nnrt_dtype compute_dtype() const;
   // Whether the scaled gradients are all finite (mixed precision); adjusts the loss scale.
   bool gradients_finite(const std::vector<Array> &grads);
@@ -114,14 +156,18 @@ class Trainer {
   void check_labels(const Array &y) const;
   void check_dataset(const data::Dataset &d, const char *what) const;
   bool report(nnrt_progress &p);  // true: the callback asked to stop
-  // The optimizer's step count, Adam's and AdaMax's `t`: minibatches less the steps mixed precision
+  // The optimizer's step count, Adam's and AdaMax's `t`: steps less the ones mixed precision
   // skipped for overflow, which (as with PyTorch's GradScaler) never reach the optimizer.
   int64_t optimizer_steps() const { return iteration_ - skipped_steps_; }
 
   std::shared_ptr<model::Model> model_;
   TrainerOptions options_;
   std::vector<Array> state0_, state1_;  // per parameter; undefined where the rule keeps none
-  int64_t iteration_ = 0;               // minibatches trained on, skipped ones included
+  std::vector<Replica> replicas_;       // workers 1..N-1
+  std::shared_ptr<backend::Communicator> comm_;  // distributed training only
+  std::unique_ptr<GradientBuckets> buckets_;
+  int64_t steps_since_average_ = 0;
+  int64_t iteration_ = 0;               // steps trained, skipped ones included
   int64_t examples_seen_ = 0;
   int32_t epochs_done_ = 0;
   std::atomic<bool> cancel_requested_{false};

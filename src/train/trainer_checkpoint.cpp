@@ -191,6 +191,9 @@ RestoredArrays read_arrays(const io::Checkpoint &checkpoint, const model::Model 
 }  // namespace
 
 void Trainer::save(const std::string &path) const {
+  // With ranks every rank holds the same state: rank 0 alone writes, so that ranks sharing a
+  // folder never write one file at once.
+  if (rank() != 0) return;
   model::Model &m = *model_;
   SavedState s;
   s.optimizer = options_.optimizer.type;
@@ -268,6 +271,7 @@ void Trainer::restore(const std::string &path) {
     for (size_t i = 0; i < params.size(); ++i) params[i].value = std::move(arrays.params[i]);
     state0_.swap(arrays.state0);
     state1_.swap(arrays.state1);
+    sync_replicas();  // every data-parallel worker continues from the restored state
   }
   iteration_ = s.iteration;
   examples_seen_ = s.examples_seen;

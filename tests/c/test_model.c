@@ -247,7 +247,7 @@ static void test_trainer_api(void) {
                NNRT_ERR_INVALID_ARGUMENT, "options.optimizer.momentum");
   CHECK_STATUS(nnrt_trainer_create(m, "{\"batch_size\": 0}", &keep), NNRT_ERR_INVALID_ARGUMENT, "options.batch_size");
   CHECK_STATUS(nnrt_trainer_create(m, "{\"bach_size\": 8}", &keep), NNRT_ERR_INVALID_ARGUMENT, "options.bach_size");
-  CHECK_STATUS(nnrt_trainer_create(m, "{\"workers\": 2}", &keep), NNRT_ERR_UNSUPPORTED, "workers");
+  CHECK_STATUS(nnrt_trainer_create(m, "{\"workers\": 0}", &keep), NNRT_ERR_INVALID_ARGUMENT, "options.workers");
   CHECK_STATUS(nnrt_trainer_create(m, "{\"schedule\": {\"type\": \"step\", \"gamma\": \"half\"}}", &keep),
                NNRT_ERR_INVALID_ARGUMENT, "options.schedule.gamma");
   CHECK_STATUS(nnrt_trainer_create(NULL, NULL, &keep), NNRT_ERR_INVALID_ARGUMENT, "m is NULL");

@@ -143,6 +143,8 @@ namespace Nnrt
         internal static extern Status nnrt_trainer_restore(TrainerHandle t, byte[] path);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern Status nnrt_trainer_cancel(TrainerHandle t);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern Status nnrt_trainer_rank(TrainerHandle t, out int rank, out int worldSize);
 
         // Evaluation
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]

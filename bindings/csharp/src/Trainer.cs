@@ -26,7 +26,8 @@ namespace Nnrt
 
         /// <summary>Creates a trainer. optionsJson (null for the defaults: SGD, learning rate 0.01, batch
         /// size 64) holds "optimizer", "l1", "l2", "weight_decay", "clip_norm", "clip_value", "schedule",
-        /// "batch_size", "shuffle", "seed", "prefetch", "workers", "precision", as nnrt.h describes at
+        /// "batch_size", "shuffle", "seed", "prefetch", "workers", "mode", "averaging_frequency",
+        /// "report_score_after_averaging", "distributed", "precision", as nnrt.h describes at
         /// nnrt_trainer_create.</summary>
         /// <exception cref="NnrtException">InvalidArgument for bad options or a model without an output
         /// layer; Unsupported for a setting this build cannot do.</exception>
@@ -137,6 +138,28 @@ namespace Nnrt
         /// NnrtException with Status.Cancelled). Safe from any thread; before a fit, the next fit stops
         /// at once.</summary>
         public void Cancel() { Check.Ok(Native.nnrt_trainer_cancel(Handle)); }
+
+        /// <summary>This process's rank in distributed training (the "distributed" option); 0 without it.</summary>
+        public int Rank
+        {
+            get
+            {
+                int rank, world;
+                Check.Ok(Native.nnrt_trainer_rank(Handle, out rank, out world));
+                return rank;
+            }
+        }
+
+        /// <summary>The number of ranks training together (the "distributed" option); 1 without it.</summary>
+        public int WorldSize
+        {
+            get
+            {
+                int rank, world;
+                Check.Ok(Native.nnrt_trainer_rank(Handle, out rank, out world));
+                return world;
+            }
+        }
 
         /// <summary>Releases the trainer (and its reference to the model). A fit running on another thread
         /// is cancelled; the native trainer goes when that fit has returned.</summary>

@@ -153,7 +153,11 @@ namespace Nnrt.Tests
                 Assert.Fails(Status.InvalidArgument, () => new Trainer(model, "{\"optimizer\": {\"type\": \"no_such_optimizer\"}}"),
                              "optimizer", "no_such_optimizer");
                 Assert.Fails(Status.InvalidArgument, () => new Trainer(model, "{\"batch_sise\": 8}"), "misspelt key", "batch_sise");
-                Assert.Fails(Status.Unsupported, () => new Trainer(model, "{\"workers\": 2}"), "two workers");
+                Assert.Fails(Status.InvalidArgument, () => new Trainer(model, "{\"workers\": 0}"), "no workers", "workers");
+                using (var parallel = new Trainer(model, "{\"workers\": 2, \"mode\": \"average\"}"))
+                {
+                    Assert.True(parallel.Rank == 0 && parallel.WorldSize == 1, "rank and world size without distributed training");
+                }
                 using (var noOutput = new Model(Ctx, "{\"input\": [2], \"layers\": [{\"type\": \"dense\", \"units\": 2}]}"))
                     Assert.Fails(Status.InvalidArgument, () => new Trainer(noOutput), "model without an output layer");
                 using (var trainer = new Trainer(model))

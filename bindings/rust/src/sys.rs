@@ -333,6 +333,8 @@ unsafe extern "C" {
     pub fn nnrt_trainer_restore(t: *mut nnrt_trainer, path: *const c_char) -> nnrt_status;
     /// Asks a running (or the next) fit to stop; safe from any thread.
     pub fn nnrt_trainer_cancel(t: *mut nnrt_trainer) -> nnrt_status;
+    /// This process's rank and the world size in distributed training (0 and 1 without it).
+    pub fn nnrt_trainer_rank(t: *const nnrt_trainer, rank: *mut i32, world_size: *mut i32) -> nnrt_status;
 
     // Evaluation.
     /// Reads the accuracy (NaN for a regression evaluation).

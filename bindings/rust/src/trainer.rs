@@ -170,6 +170,15 @@ impl Trainer {
         cancel(&self.handle)
     }
 
+    /// This process's rank and the world size in distributed training (the `"distributed"` option);
+    /// `(0, 1)` without it.
+    pub fn rank(&self) -> Result<(i32, i32)> {
+        let (mut rank, mut world) = (0i32, 0i32);
+        // SAFETY: the handle is live for `self`'s lifetime; both out-pointers are valid.
+        check(unsafe { sys::nnrt_trainer_rank(self.raw(), &mut rank, &mut world) })?;
+        Ok((rank, world))
+    }
+
     /// A handle that cancels this trainer's fit from any thread. It keeps the C trainer alive, so it
     /// may outlive the `Trainer`; cancelling then does nothing harmful.
     pub fn cancel_handle(&self) -> CancelHandle {

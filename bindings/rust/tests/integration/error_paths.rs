@@ -82,7 +82,10 @@ fn bad_configs_name_the_key() {
         Status::InvalidArgument,
         &[],
     );
-    assert_fails(Trainer::new(&model, r#"{"workers": 2}"#), Status::Unsupported, &[]);
+    assert_fails(Trainer::new(&model, r#"{"workers": 0}"#), Status::InvalidArgument, &["workers"]);
+    assert_fails(Trainer::new(&model, r#"{"mode": "averag"}"#), Status::InvalidArgument, &["averag"]);
+    let parallel = Trainer::new(&model, r#"{"workers": 2, "mode": "average"}"#).unwrap();
+    assert_eq!(parallel.rank().unwrap(), (0, 1));
     assert_fails(Trainer::new(&model, r#"{"batch_sise": 2}"#), Status::InvalidArgument, &["batch_sise"]);
     assert_fails(
         ctx.op("sum", &[&Array::scalar(&ctx, 1.0f32).unwrap()], r#"{"axes": "all"}"#),

@@ -1,0 +1,99 @@
+/* Training throughput for bench/scaling/run: trains LeNet or the MLP 784-1024-1024-10 on synthetic
+** 28x28 images for a number of epochs and prints one line (rank 0 only) with images/s.
+**
+**   scaling_train <lenet|mlp> <threads> <examples> <epochs> '<extra trainer options, JSON members>'
+**
+** e.g. scaling_train mlp 1 4096 2 '"workers": 2, "mode": "average", "averaging_frequency": 5'.
+** Under mpirun add '"distributed": {"comm": "mpi"}': each rank then trains on its shard. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <nnrt/nnrt.h>
+
+#define CHECK(call)                                                                            \
+  do {                                                                                         \
+    nnrt_status s_ = (call);                                                                   \
+    if (s_ != NNRT_OK) {                                                                       \
+      fprintf(stderr, "%s failed: %s: %s\n", #call, nnrt_status_name(s_), nnrt_last_error()); \
+      exit(1);                                                                                 \
+    }                                                                                          \
+  } while (0)
+
+static const char *lenet =
+    "{\"input\": [1, 28, 28], \"seed\": 123, \"layers\": ["
+    " {\"type\": \"conv2d\", \"filters\": 20, \"kernel\": [5, 5], \"activation\": \"relu\"},"
+    " {\"type\": \"maxpool2d\", \"kernel\": [2, 2]},"
+    " {\"type\": \"conv2d\", \"filters\": 50, \"kernel\": [5, 5], \"stride\": [2, 2], \"activation\": \"relu\"},"
+    " {\"type\": \"maxpool2d\", \"kernel\": [2, 2]},"
+    " {\"type\": \"dense\", \"units\": 200, \"activation\": \"relu\"},"
+    " {\"type\": \"output\", \"units\": 10, \"activation\": \"softmax\", \"loss\": \"nll\"}]}";
+
+static const char *mlp =
+    "{\"input\": [1, 28, 28], \"seed\": 123, \"layers\": ["
+    " {\"type\": \"dense\", \"units\": 1024, \"activation\": \"relu\"},"
+    " {\"type\": \"dense\", \"units\": 1024, \"activation\": \"relu\"},"
+    " {\"type\": \"output\", \"units\": 10, \"activation\": \"softmax\", \"loss\": \"nll\"}]}";
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv) {
+  char context_options[128], options[1024];
+  nnrt_context *ctx = NULL;
+  nnrt_model *model = NULL;
+  nnrt_trainer *trainer = NULL;
+  nnrt_dataset *data = NULL;
+  nnrt_array *x = NULL, *y = NULL;
+  float *pixels;
+  int32_t *labels, rank = 0, world = 1;
+  int64_t n, i, xs[4], ys[1];
+  int threads, epochs;
+  double start, seconds;
+  if (argc < 6) {
+    fprintf(stderr, "usage: %s <lenet|mlp> <threads> <examples> <epochs> '<trainer option members>'\n", argv[0]);
+    return 2;
+  }
+  threads = atoi(argv[2]);
+  n = atol(argv[3]);
+  epochs = atoi(argv[4]);
+  snprintf(context_options, sizeof context_options, "{\"threads\": %d}", threads);
+  CHECK(nnrt_context_create(context_options, &ctx));
+  pixels = malloc(sizeof(float) * (size_t)n * 784);
+  labels = malloc(sizeof(int32_t) * (size_t)n);
+  srand(7);
+  for (i = 0; i < n * 784; ++i) pixels[i] = (float)rand() / (float)RAND_MAX;
+  for (i = 0; i < n; ++i) labels[i] = (int32_t)(i % 10);
+  xs[0] = n, xs[1] = 1, xs[2] = 28, xs[3] = 28, ys[0] = n;
+  CHECK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 4, xs, pixels, sizeof(float) * (size_t)n * 784, &x));
+  CHECK(nnrt_array_from_host(ctx, NNRT_DTYPE_I32, 1, ys, labels, sizeof(int32_t) * (size_t)n, &y));
+  CHECK(nnrt_dataset_from_arrays(ctx, x, y, &data));
+  CHECK(nnrt_model_create(ctx, strcmp(argv[1], "mlp") == 0 ? mlp : lenet, &model));
+  snprintf(options, sizeof options,
+           "{\"optimizer\": {\"type\": \"sgd\", \"learning_rate\": 0.01, \"momentum\": 0.9}, \"batch_size\": 64,"
+           " \"seed\": 1%s%s}", argv[5][0] ? ", " : "", argv[5]);
+  CHECK(nnrt_trainer_create(model, options, &trainer));
+  CHECK(nnrt_trainer_rank(trainer, &rank, &world));
+  CHECK(nnrt_trainer_fit(trainer, data, NULL, 1)); /* warm-up: caches, primitives */
+  start = now();
+  CHECK(nnrt_trainer_fit(trainer, data, NULL, epochs));
+  seconds = now() - start;
+  if (rank == 0) {
+    printf("%s threads=%d ranks=%d images/s=%.1f seconds=%.3f options={%s}\n", argv[1], threads, world,
+           (double)n * epochs / seconds, seconds, argv[5]);
+  }
+  nnrt_trainer_release(trainer);
+  nnrt_model_release(model);
+  nnrt_dataset_release(data);
+  nnrt_array_release(x);
+  nnrt_array_release(y);
+  nnrt_context_release(ctx);
+  free(pixels);
+  free(labels);
+  return 0;
+}
