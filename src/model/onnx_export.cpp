@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/version.h"
 #include "io/atomic_file.h"
 #include "io/onnx_tensor.h"
 #include "nnrt/nnrt.h"
@@ -256,7 +257,7 @@ onnx::ModelProto Writer::run() {
   onnx::ModelProto proto;
   proto.set_ir_version(8);
   proto.set_producer_name("nnrt");
-  proto.set_producer_version(nnrt_version_string());
+  proto.set_producer_version(nnrt::kVersionString);
   auto *opset = proto.add_opset_import();
   opset->set_domain("");
   opset->set_version(kExportOpset);

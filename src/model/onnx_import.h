@@ -60,6 +60,11 @@ class Importer {
   [[noreturn]] void corrupt(Parts &&...parts) const {
     fail(NNRT_ERR_CORRUPT, where(), ": ", std::forward<Parts>(parts)...);
   }
+  // Throws NNRT_ERR_SHAPE: shapes of the graph that do not fit together.
+  template <class... Parts>
+  [[noreturn]] void shape_mismatch(Parts &&...parts) const {
+    fail(NNRT_ERR_SHAPE, where(), ": ", std::forward<Parts>(parts)...);
+  }
   std::string where() const;
 
   // Inputs: whether input i is given (optional inputs may be empty names), and its value.

@@ -125,7 +125,7 @@ void dense(Importer &im, HostTensor b, bool trans_b, double alpha, const HostTen
   if (x.shape.rank != 1) im.unsupported("nnrt runs it on [N, K] inputs; the input has rank ", x.shape.rank + 1);
   if (b.dims.size() != 2) im.unsupported("the weight must have 2 dims, got ", to_string(Shape::of(b.dims)));
   int64_t k = trans_b ? b.dims[1] : b.dims[0], n = trans_b ? b.dims[0] : b.dims[1];
-  if (k != x.shape[0]) im.corrupt("the weight ", to_string(Shape::of(b.dims)), " does not fit inputs of ", x.shape[0], " features");
+  if (k != x.shape[0]) im.shape_mismatch("the weight ", to_string(Shape::of(b.dims)), " does not fit inputs of ", x.shape[0], " features");
   std::vector<std::pair<std::string, HostTensor>> params;
   if (trans_b && alpha == 1 && b.elem_type == onnx::TensorProto::FLOAT) {
     b.dims = {n, k};

@@ -151,6 +151,11 @@ static void check_bad_options(void) {
   nnrt_trainer *t = NULL;
   CHECK_OK(nnrt_model_create(ctx, convnet, &m));
   CHECK_STATUS(nnrt_trainer_create(m, "{\"workers\": 0}", &t), NNRT_ERR_INVALID_ARGUMENT, "workers");
+  {
+    int32_t rank = -1, world = -1;
+    CHECK_STATUS(nnrt_trainer_rank(NULL, &rank, &world), NNRT_ERR_INVALID_ARGUMENT, "trainer");
+    CHECK(rank == -1 && world == -1);
+  }
   CHECK_STATUS(nnrt_trainer_create(m, "{\"workers\": 65}", &t), NNRT_ERR_INVALID_ARGUMENT, "workers");
   CHECK_STATUS(nnrt_trainer_create(m, "{\"workers\": 2.5}", &t), NNRT_ERR_INVALID_ARGUMENT, "workers");
   CHECK_STATUS(nnrt_trainer_create(m, "{\"workers\": 2, \"mode\": \"allreduec\"}", &t), NNRT_ERR_INVALID_ARGUMENT,

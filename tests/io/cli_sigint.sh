@@ -4,7 +4,7 @@
 # interrupted run from a finished one. The saved file must load.
 #   cli_sigint.sh <nnrt>
 set -uo pipefail
-nnrt=$1
+nnrt=$(realpath "$1")  # the script works in a temporary folder
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -314,6 +315,39 @@ TEST(OnnxImport, UnsupportedNamesNodeOpAndOpset) {
   m.mutable_opset_import(0)->set_version(99);
   EXPECT_EQ(import(c, m, &msg), NNRT_ERR_UNSUPPORTED);
   EXPECT_NE(msg.find("opset 99"), std::string::npos) << msg;
+}
+
+// The statuses that reach a user through the path form of import and through export.
+TEST(OnnxImport, StatusesThroughThePathAndExport) {
+  Context c;
+  char dir[] = "/tmp/nnrt_onnx_statuses_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::string path = std::string(dir) + "/model.onnx";
+  auto write = [&path](const onnx::ModelProto &m) { std::ofstream(path, std::ios::binary) << m.SerializeAsString(); };
+  nnrt_model *out = nullptr;
+  onnx::ModelProto m = mlp();
+  m.mutable_graph()->mutable_node(1)->set_op_type("Erf");
+  write(m);
+  EXPECT_EQ(nnrt_model_import_onnx(c.ctx, path.c_str(), nullptr, &out), NNRT_ERR_UNSUPPORTED) << nnrt_last_error();
+  // A first weight for 5 features where the input has 4.
+  m = mlp();
+  *m.mutable_graph()->mutable_initializer(0) = floats("W", {3, 5}, std::vector<float>(15, 0.1f));
+  write(m);
+  EXPECT_EQ(nnrt_model_import_onnx(c.ctx, path.c_str(), nullptr, &out), NNRT_ERR_SHAPE) << nnrt_last_error();
+  EXPECT_EQ(out, nullptr);
+  // Export: a folder that does not exist, and an lstm, which has no ONNX form here.
+  write(mlp());
+  ASSERT_EQ(nnrt_model_import_onnx(c.ctx, path.c_str(), nullptr, &out), NNRT_OK) << nnrt_last_error();
+  EXPECT_EQ(nnrt_model_export_onnx(out, "/nonexistent/folder/model.onnx"), NNRT_ERR_IO) << nnrt_last_error();
+  nnrt_model_release(out);
+  out = nullptr;
+  ASSERT_EQ(nnrt_model_create(c.ctx, R"({"input": [5], "layers": [{"type": "embedding", "vocab": 6, "units": 3},
+      {"type": "lstm", "units": 2}, {"type": "output", "units": 2, "loss": "nll"}]})", &out), NNRT_OK) << nnrt_last_error();
+  EXPECT_EQ(nnrt_model_export_onnx(out, (std::string(dir) + "/lstm.onnx").c_str()), NNRT_ERR_UNSUPPORTED) << nnrt_last_error();
+  nnrt_model_release(out);
+  std::remove(path.c_str());
+  std::remove((std::string(dir) + "/lstm.onnx").c_str());
+  rmdir(dir);
 }
 
 }  // namespace
