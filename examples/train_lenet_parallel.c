@@ -15,6 +15,8 @@
 
 #include <nnrt/nnrt.h>
 
+#include "lenet_example.h" /* NNRT_LENET_CONFIG: examples/lenet.json, embedded by the build */
+
 #define CHECK(call)                                                                            \
   do {                                                                                         \
     nnrt_status s_ = (call);                                                                   \
@@ -24,14 +26,6 @@
     }                                                                                          \
   } while (0)
 
-static const char *lenet =
-    "{\"input\": [1, 28, 28], \"seed\": 123, \"layers\": ["
-    " {\"type\": \"conv2d\", \"filters\": 20, \"kernel\": [5, 5], \"activation\": \"relu\"},"
-    " {\"type\": \"maxpool2d\", \"kernel\": [2, 2]},"
-    " {\"type\": \"conv2d\", \"filters\": 50, \"kernel\": [5, 5], \"stride\": [2, 2], \"activation\": \"relu\"},"
-    " {\"type\": \"maxpool2d\", \"kernel\": [2, 2]},"
-    " {\"type\": \"dense\", \"units\": 200, \"activation\": \"relu\"},"
-    " {\"type\": \"output\", \"units\": 10, \"activation\": \"softmax\", \"loss\": \"nll\"}]}";
 
 static int32_t rank = 0;
 
@@ -71,7 +65,7 @@ int main(int argc, char **argv) {
            "{\"format\": \"idx\", \"images\": \"%s/t10k-images-idx3-ubyte.gz\", \"labels\": "
            "\"%s/t10k-labels-idx1-ubyte.gz\", \"limit\": 2000}", dir, dir);
   CHECK(nnrt_dataset_load(ctx, spec, &test));
-  CHECK(nnrt_model_create(ctx, lenet, &model));
+  CHECK(nnrt_model_create(ctx, NNRT_LENET_CONFIG, &model));
   /* Each worker (and rank) takes batches of 32: one step trains on workers * ranks * 32 examples. */
   snprintf(options, sizeof options,
            "{\"optimizer\": {\"type\": \"adam\", \"learning_rate\": 0.002}, \"batch_size\": 32, \"seed\": 1,"

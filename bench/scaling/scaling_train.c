@@ -13,6 +13,8 @@
 
 #include <nnrt/nnrt.h>
 
+#include "lenet_example.h" /* NNRT_LENET_CONFIG: examples/lenet.json, embedded by the build */
+
 #define CHECK(call)                                                                            \
   do {                                                                                         \
     nnrt_status s_ = (call);                                                                   \
@@ -22,14 +24,6 @@
     }                                                                                          \
   } while (0)
 
-static const char *lenet =
-    "{\"input\": [1, 28, 28], \"seed\": 123, \"layers\": ["
-    " {\"type\": \"conv2d\", \"filters\": 20, \"kernel\": [5, 5], \"activation\": \"relu\"},"
-    " {\"type\": \"maxpool2d\", \"kernel\": [2, 2]},"
-    " {\"type\": \"conv2d\", \"filters\": 50, \"kernel\": [5, 5], \"stride\": [2, 2], \"activation\": \"relu\"},"
-    " {\"type\": \"maxpool2d\", \"kernel\": [2, 2]},"
-    " {\"type\": \"dense\", \"units\": 200, \"activation\": \"relu\"},"
-    " {\"type\": \"output\", \"units\": 10, \"activation\": \"softmax\", \"loss\": \"nll\"}]}";
 
 static const char *mlp =
     "{\"input\": [1, 28, 28], \"seed\": 123, \"layers\": ["
@@ -73,7 +67,7 @@ int main(int argc, char **argv) {
   CHECK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 4, xs, pixels, sizeof(float) * (size_t)n * 784, &x));
   CHECK(nnrt_array_from_host(ctx, NNRT_DTYPE_I32, 1, ys, labels, sizeof(int32_t) * (size_t)n, &y));
   CHECK(nnrt_dataset_from_arrays(ctx, x, y, &data));
-  CHECK(nnrt_model_create(ctx, strcmp(argv[1], "mlp") == 0 ? mlp : lenet, &model));
+  CHECK(nnrt_model_create(ctx, strcmp(argv[1], "mlp") == 0 ? mlp : NNRT_LENET_CONFIG, &model));
   snprintf(options, sizeof options,
            "{\"optimizer\": {\"type\": \"sgd\", \"learning_rate\": 0.01, \"momentum\": 0.9}, \"batch_size\": 64,"
            " \"seed\": 1%s%s}", argv[5][0] ? ", " : "", argv[5]);
