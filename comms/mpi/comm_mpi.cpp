@@ -6,7 +6,8 @@
 // the engine thread, started there as a non-blocking MPI call and tested until it completes, so
 // that several can be in flight (gradient buckets) while backward runs. wait() waits on a
 // condition variable with a deadline: a rank that died or stopped answering is reported after the
-// timeout instead of hanging the caller.
+// timeout instead of hanging the caller; the last part of the timeout goes to asking the other
+// ranks how far they got (liveness.h), so that the error names the rank that died or fell behind.
 // The C API only: Open MPI's deprecated C++ bindings warn under -Wextra.
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
@@ -19,25 +20,33 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "nnrt/kernels/half.h"
 #include "comm_entry.h"
+#include "liveness.h"
 #include "nnrt/nnrt_comm.h"
 
 struct nnrt_comm_request {
   // What to start on the engine thread; returns an MPI error code.
-  enum Kind { kAllreduce, kBroadcast, kAllgather, kBarrier, kDup, kFree } kind = kBarrier;
+  enum Kind { kAllreduce, kBroadcast, kAllgather, kBarrier, kDup, kFree, kDiagnose } kind = kBarrier;
   nnrt_comm *comm = nullptr;
   void *buf = nullptr;
   const void *send = nullptr;
   size_t count = 0, bytes = 0;
   int32_t dtype = 0, root = 0;
   MPI_Request mpi = MPI_REQUEST_NULL;
+  int64_t number = 0;  // of a collective, counted per communicator (liveness.h)
+  // kDiagnose: the request that timed out, how long to probe, and who is to blame.
+  nnrt_comm_request *timed_out = nullptr;
+  double window_s = 0;
+  std::string report;
   // Completion, under Engine::mutex.
   bool done = false, abandoned = false;
   std::string error;  // "" on success
@@ -50,9 +59,12 @@ struct nnrt_comm {
   std::atomic<bool> broken{false};
   std::mutex error_mutex;
   std::string last_error, broken_reason;
+  nnrt::comm_mpi::Liveness liveness;  // used by the engine thread only
 };
 
 namespace {
+
+using nnrt::comm_mpi::Liveness;
 
 const nnrt_comm_host_api *host = nullptr;
 
@@ -104,11 +116,16 @@ class Engine {
   bool wait(nnrt_comm_request *r, double timeout_s) {
     std::unique_lock<std::mutex> lock(mutex_);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-    if (!done_cv_.wait_until(lock, deadline, [&] { return r->done; })) {
-      r->abandoned = true;  // the engine thread frees it if it ever completes
-      stuck_ = true;
-      return false;
-    }
+    return done_cv_.wait_until(lock, deadline, [&] { return r->done; });
+  }
+
+  // Gives up a request that timed out: the engine thread frees it if it ever completes. False when
+  // it completed after all (the caller still owns it).
+  bool abandon(nnrt_comm_request *r) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (r->done) return false;
+    r->abandoned = true;
+    stuck_ = true;
     return true;
   }
 
@@ -161,6 +178,7 @@ class Engine {
       MPI_Op_create(&sum_half<nnrt::kernels::bf16_to_f32, nnrt::kernels::f32_to_bf16>, 1, &sum_bf16_);
     }
     std::deque<nnrt_comm_request *> in_flight;
+    std::vector<nnrt_comm_request *> diagnosing;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       init_error_ = error;
@@ -173,11 +191,24 @@ class Engine {
       std::deque<nnrt_comm_request *> fresh;
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        if (in_flight.empty()) work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        auto has_work = [&] { return stopping_ || !queue_.empty(); };
+        if (in_flight.empty() && diagnosing.empty()) {
+          // Communicators with other ranks answer their probes even while no collective runs.
+          if (listening_.empty()) {
+            work_cv_.wait(lock, has_work);
+          } else {
+            work_cv_.wait_for(lock, std::chrono::milliseconds(10), has_work);
+          }
+        }
         if (stopping_ && queue_.empty() && in_flight.empty()) break;
         fresh.swap(queue_);
       }
       for (nnrt_comm_request *r : fresh) {
+        if (r->kind == nnrt_comm_request::kDiagnose) {
+          diagnose(*r);
+          diagnosing.push_back(r);
+          continue;
+        }
         int code = begin(*r);
         if (code != MPI_SUCCESS) {
           complete(r, code);
@@ -197,12 +228,24 @@ class Engine {
         in_flight.pop_front();
         progressed = true;
       }
-      if (!in_flight.empty() && !progressed) {
+      for (nnrt_comm *c : listening_) c->liveness.poll();
+      for (size_t i = 0; i < diagnosing.size();) {
+        nnrt_comm_request *r = diagnosing[i];
+        if (r->comm->liveness.diagnosing()) {
+          ++i;
+          continue;
+        }
+        r->report = r->comm->liveness.report();
+        complete(r, MPI_SUCCESS);
+        diagnosing.erase(diagnosing.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+      if ((!in_flight.empty() || !diagnosing.empty()) && !progressed) {
         // Leave the cores to the computation between tests (2 ranks share 2 cores in the tests).
         timespec pause{0, 20000};
         nanosleep(&pause, nullptr);
       }
     }
+    for (nnrt_comm *c : listening_) c->liveness.stop_listening();
     MPI_Op_free(&sum_f16_);
     MPI_Op_free(&sum_bf16_);
     if (initialised_here_) MPI_Finalize();
@@ -217,6 +260,7 @@ class Engine {
   int begin(nnrt_comm_request &r) {
     nnrt_comm &c = *r.comm;
     int count = static_cast<int>(r.count);
+    if (r.kind <= nnrt_comm_request::kBarrier) r.number = c.liveness.note_started();
     switch (r.kind) {
       case nnrt_comm_request::kAllreduce:
         return MPI_Iallreduce(MPI_IN_PLACE, r.buf, count, datatype(r.dtype), op_for(r.dtype), c.mpi, &r.mpi);
@@ -237,12 +281,29 @@ class Engine {
         if (code != MPI_SUCCESS) return code;
         MPI_Comm_rank(local, &c.local_rank);
         MPI_Comm_size(local, &c.local_size);
-        return MPI_Comm_free(&local);
+        code = MPI_Comm_free(&local);
+        if (code != MPI_SUCCESS || c.size == 1) return code;
+        code = c.liveness.attach(c.mpi, c.rank, c.size);
+        if (code == MPI_SUCCESS) listening_.push_back(&c);
+        return code;
       }
       case nnrt_comm_request::kFree:
+        if (c.liveness.attached()) {
+          c.liveness.detach();
+          listening_.erase(std::find(listening_.begin(), listening_.end(), &c));
+        }
         return MPI_Comm_free(&c.mpi);
+      case nnrt_comm_request::kDiagnose:
+        break;  // see diagnose()
     }
     return MPI_ERR_OTHER;
+  }
+
+  // Starts probing the other ranks about the collective r.timed_out waits in.
+  void diagnose(nnrt_comm_request &r) {
+    Liveness &l = r.comm->liveness;
+    int64_t number = r.timed_out->number ? r.timed_out->number : l.started() + 1;  // not even started
+    l.begin_diagnosis(number, r.window_s);
   }
 
   void complete(nnrt_comm_request *r, int code) {
@@ -256,6 +317,7 @@ class Engine {
   std::mutex mutex_;
   std::condition_variable work_cv_, done_cv_, ready_cv_;
   std::deque<nnrt_comm_request *> queue_;
+  std::vector<nnrt_comm *> listening_;  // communicators that answer liveness probes
   std::thread thread_;
   bool started_ = false, ready_ = false, stopping_ = false, finalized_ = false, stuck_ = false;
   bool initialised_here_ = false;
@@ -297,20 +359,55 @@ std::string others(const nnrt_comm &c) {
   return "one of ranks " + list;
 }
 
+// Asks the other ranks how far they got, while r stays timed out; "" when the engine thread could
+// not answer within window_s (it is stuck inside MPI itself).
+std::string blame_for(nnrt_comm *c, nnrt_comm_request *r, double window_s, bool *asked) {
+  Engine &e = Engine::instance();
+  *asked = false;
+  if (window_s <= 0) return "";
+  auto *probe = new nnrt_comm_request();
+  probe->kind = nnrt_comm_request::kDiagnose;
+  probe->comm = c;
+  probe->timed_out = r;
+  probe->window_s = 0.8 * window_s;  // the rest is for the engine's own latency
+  e.submit(probe);
+  if (!e.wait(probe, window_s) && e.abandon(probe)) return "";
+  *asked = true;
+  std::string report = probe->report;
+  delete probe;
+  return report;
+}
+
 nnrt_status wait_for(nnrt_comm *c, nnrt_comm_request *r, double timeout_s, const char *what) {
   Engine &e = Engine::instance();
-  if (!e.wait(r, timeout_s)) {
-    char seconds[32];
-    std::snprintf(seconds, sizeof seconds, "%g", timeout_s);
-    std::string why = "rank " + std::to_string(c->rank) + ": " + what + " did not complete within " + seconds +
-                      " s: " + others(*c) +
-                      " did not answer (it died, hangs, or runs a different number of steps)";
-    {
-      std::lock_guard<std::mutex> lock(c->error_mutex);
-      c->broken_reason = why;
+  // The last quarter of the timeout (at most 2 s) goes to finding the rank to blame; the request
+  // fails when the whole timeout has passed.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  double window_s = c->size > 1 ? std::min(2.0, timeout_s / 4) : 0;
+  if (!e.wait(r, timeout_s - window_s)) {
+    bool asked = false;
+    std::string blame = blame_for(c, r, window_s, &asked);
+    // The ranks answered early: the late one still has until the timeout to catch up.
+    std::chrono::duration<double> left = deadline - std::chrono::steady_clock::now();
+    if (left.count() > 0) e.wait(r, left.count());
+    if (e.abandon(r)) {
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%g", timeout_s);
+      if (!asked) {
+        blame = others(*c) + " did not answer (it died, hangs, or runs a different number of steps)";
+      } else if (blame.empty()) {
+        blame = "every other rank is alive and has reached it: MPI or the network between the ranks is stuck";
+      }
+      std::string why = "rank " + std::to_string(c->rank) + ": " + what + " did not complete within " + seconds +
+                        " s: " + blame;
+      {
+        std::lock_guard<std::mutex> lock(c->error_mutex);
+        c->broken_reason = why;
+      }
+      c->broken = true;
+      return failure(c, NNRT_ERR_BACKEND, why);
     }
-    c->broken = true;
-    return failure(c, NNRT_ERR_BACKEND, why);
+    // It completed while the ranks were being asked.
   }
   std::string error = r->error;
   delete r;
@@ -334,6 +431,7 @@ const char *kind_name(nnrt_comm_request::Kind k) {
     case nnrt_comm_request::kBarrier: return "barrier";
     case nnrt_comm_request::kDup: return "joining the group (MPI_Comm_dup)";
     case nnrt_comm_request::kFree: return "MPI_Comm_free";
+    case nnrt_comm_request::kDiagnose: return "liveness probe";
   }
   return "?";
 }

@@ -637,15 +637,25 @@ typedef int (*nnrt_progress_fn)(const nnrt_progress *p, void *user);
 **                   out in turn, reshuffled each epoch from the shared seed) with the same number of
 **                   steps on every rank; fit checks that every rank has the same training set size
 **                   and epoch count and starts from rank 0's parameters. Rank 0 evaluates the
-**                   validation set (the other ranks may pass NULL) and its score decides early
-**                   stopping for all; a stop asked on any rank (callback, nnrt_trainer_cancel) stops
+**                   validation set and its score decides early stopping for all and is the one every
+**                   rank sees (progress, result); another rank may pass NULL (it then waits for rank
+**                   0's score) or its own set, which it evaluates at the same time as rank 0 only so
+**                   that it does not wait idle, its own score being discarded. A stop asked on any
+**                   rank (callback, nnrt_trainer_cancel) stops
 **                   every rank after the same step. The progress callback runs on every rank;
 **                   nnrt_trainer_save, "save_best" and logging happen on rank 0 only. Every rank may
 **                   nnrt_trainer_restore the same checkpoint. nnrt_trainer_step is collective too:
 **                   every rank calls it the same number of times. A rank that dies or stops answering
 **                   makes every other rank's call fail with NNRT_ERR_BACKEND within "timeout_s"
-**                   seconds (default 60), naming the rank where that can be told; the trainer can
-**                   then only be released.
+**                   seconds (default 60): the last quarter of that time (at most 2 s) goes to asking
+**                   every rank how far it got, and the message names the rank that did not answer
+**                   (dead) or has started fewer collectives (hung, or running fewer steps); the
+**                   trainer can then only be released. When the MPI plugin initialised MPI (the
+**                   program did not), it finalizes MPI at process exit, which waits until every rank
+**                   has ended (at most 10 minutes): a rank that finishes first waits there for the
+**                   others, as MPI requires; after a collective that timed out it does not wait. A
+**                   program that calls MPI_Init_thread itself (MPI_THREAD_SERIALIZED or more)
+**                   finalizes it itself, after releasing its trainers.
 ** With the context option "deterministic": true, the same seed gives the same result bit for bit.
 **
 ** Returns NNRT_OK and the trainer in *out (release with nnrt_trainer_release);

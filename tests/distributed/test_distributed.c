@@ -6,10 +6,10 @@
 **   mismatch        rank 1 asks for another learning rate: nnrt_trainer_create fails on both ranks.
 **   early_stopping  every rank stops on the same epoch and only rank 0 writes the best model (each
 **                   rank works in its own folder argv[2]/<rank>).
-**   hang            rank 1 stops answering mid-epoch: rank 0's fit fails within the timeout,
-**                   naming rank 1.
-**   kill            rank 1 dies mid-epoch (SIGKILL): rank 0 fails within the timeout or is ended by
-**                   mpirun; it never hangs (mpirun.sh checks the time).
+**   hang            the last rank stops answering mid-epoch: every other rank's fit fails within
+**                   the timeout, naming that rank and no other (run on 2 and on 3 ranks).
+**   kill            the last rank dies mid-epoch (SIGKILL): the others fail within the timeout or
+**                   are ended by mpirun; they never hang (mpirun.sh checks the time).
 */
 #include <signal.h>
 #include <stdio.h>
@@ -22,13 +22,13 @@
 #include "c_test.h"
 #include "data_parallel_common.h"
 
-static int32_t rank = -1, world = 0;
+static int32_t rank = -1, world = 0, launched = 0;
 
-/* The trainer's rank must be the launcher's. */
+/* The trainer's rank and world size must be the launcher's. */
 static void check_rank(nnrt_trainer *t) {
   int32_t mine = -1;
   CHECK_OK(nnrt_trainer_rank(t, &mine, &world));
-  CHECK(world == 2);
+  CHECK(world == launched);
   CHECK(mine == rank);
 }
 
@@ -160,10 +160,10 @@ static void early_stopping(const char *base) {
   nnrt_dataset_release(data);
 }
 
-/* Rank 1 misbehaves at its third step. */
+/* The last rank misbehaves at its third step. */
 static int misbehave(const nnrt_progress *p, void *user) {
   const char *how = user;
-  if (rank == 1 && !p->epoch_end && p->iteration == 3) {
+  if (rank == world - 1 && !p->epoch_end && p->iteration == 3) {
     if (strcmp(how, "kill") == 0) raise(SIGKILL);
     sleep(12); /* longer than rank 0's timeout */
   }
@@ -187,8 +187,18 @@ static void fault(const char *how) {
            nnrt_last_error());
     fflush(stdout);
     CHECK(s == NNRT_ERR_BACKEND);
-    if (rank == 0) {
-      CHECK(strstr(nnrt_last_error(), "rank 1") != NULL);
+    if (rank != world - 1) {
+      char culprit[64];
+      int32_t r;
+      snprintf(culprit, sizeof culprit, "rank %d ", (int)(world - 1));
+      CHECK(strstr(nnrt_last_error(), culprit) != NULL);
+      /* The ranks that waited in the collective are not blamed. */
+      for (r = 0; r < world - 1; ++r) {
+        snprintf(culprit, sizeof culprit, ": rank %d ", (int)r);
+        CHECK(strstr(nnrt_last_error(), culprit) == NULL);
+        snprintf(culprit, sizeof culprit, "; rank %d ", (int)r);
+        CHECK(strstr(nnrt_last_error(), culprit) == NULL);
+      }
       CHECK(time(NULL) - start <= 10);
     }
   }
@@ -203,6 +213,8 @@ int main(int argc, char **argv) {
   /* Before a trainer exists the rank comes from the launcher's environment (Open MPI's mpirun). */
   const char *env = getenv("OMPI_COMM_WORLD_RANK");
   rank = env ? atoi(env) : 0;
+  env = getenv("OMPI_COMM_WORLD_SIZE");
+  launched = env ? atoi(env) : 1;
   CHECK_OK(nnrt_context_create("{\"threads\": 1}", &ctx));
   if (!ctx) return c_test_finish("test_distributed");
   if (strcmp(scenario, "equivalence") == 0) {
