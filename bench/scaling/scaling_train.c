@@ -37,6 +37,17 @@ static double now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* With "distributed" in "allreduce" mode: how long the ends of backward waited for all-reduces
+** still running (over all fits so far); 0 otherwise. */
+static double comm_wait_seconds(const nnrt_trainer *t) {
+  static char result[1 << 16];
+  size_t len = 0;
+  const char *key = "\"comm_wait_seconds\":", *at;
+  CHECK(nnrt_trainer_result(t, result, sizeof result, &len));
+  at = strstr(result, key);
+  return at ? atof(at + strlen(key)) : 0.0;
+}
+
 int main(int argc, char **argv) {
   char context_options[128], options[1024];
   nnrt_context *ctx = NULL;
@@ -48,7 +59,7 @@ int main(int argc, char **argv) {
   int32_t *labels, rank = 0, world = 1;
   int64_t n, i, xs[4], ys[1];
   int threads, epochs;
-  double start, seconds;
+  double start, seconds, waited_in_warm_up;
   if (argc < 6) {
     fprintf(stderr, "usage: %s <lenet|mlp> <threads> <examples> <epochs> '<trainer option members>'\n", argv[0]);
     return 2;
@@ -74,12 +85,14 @@ int main(int argc, char **argv) {
   CHECK(nnrt_trainer_create(model, options, &trainer));
   CHECK(nnrt_trainer_rank(trainer, &rank, &world));
   CHECK(nnrt_trainer_fit(trainer, data, NULL, 1)); /* warm-up: caches, primitives */
+  waited_in_warm_up = comm_wait_seconds(trainer);
   start = now();
   CHECK(nnrt_trainer_fit(trainer, data, NULL, epochs));
   seconds = now() - start;
   if (rank == 0) {
-    printf("%s threads=%d ranks=%d images/s=%.1f seconds=%.3f options={%s}\n", argv[1], threads, world,
-           (double)n * epochs / seconds, seconds, argv[5]);
+    printf("%s threads=%d ranks=%d images/s=%.1f seconds=%.3f comm_wait_seconds=%.4f options={%s}\n", argv[1],
+           threads, world, (double)n * epochs / seconds, seconds, comm_wait_seconds(trainer) - waited_in_warm_up,
+           argv[5]);
   }
   nnrt_trainer_release(trainer);
   nnrt_model_release(model);

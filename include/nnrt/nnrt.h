@@ -710,9 +710,12 @@ NNRT_API nnrt_status nnrt_trainer_fit(nnrt_trainer *t, nnrt_dataset *train, nnrt
 ** ("completed", "callback", "cancelled", "invalid_score", "patience", "max_epochs", "max_time" or
 ** "not_started"), "best_epoch" and "best_score" (validation, or the early-stopping metric; null
 ** when there is none), "metric" (with early stopping), "last_loss", "examples_per_second" (of the
-** last epoch), "precision" (and for mixed precision "loss_scale" and "skipped_steps"), "history"
-** (per epoch: "epoch", "loss" (mean), "learning_rate", "validation_score", "seconds"). The string
-** convention of this header applies.
+** last epoch), "precision" (and for mixed precision "loss_scale" and "skipped_steps"), "workers",
+** "mode", with "distributed" also "rank", "world_size", "comm" and, in "allreduce" mode,
+** "allreduce_buckets" (gradient buckets per step) and "comm_wait_seconds" (over all fits: the time
+** the training thread waited for gradient all-reduces still running when backward ended, i.e. the
+** communication that did not overlap computation), "history" (per epoch: "epoch", "loss" (mean),
+** "learning_rate", "validation_score", "seconds"). The string convention of this header applies.
 ** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong trainer, len == NULL, or buf ==
 ** NULL with cap > 0. */
 NNRT_API nnrt_status nnrt_trainer_result(const nnrt_trainer *t, char *buf, size_t cap, size_t *len);

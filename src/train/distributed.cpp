@@ -1,5 +1,6 @@
 #include "train/distributed.h"
 
+#include <chrono>
 #include <climits>
 #include <cstring>
 
@@ -109,7 +110,9 @@ void GradientBuckets::finish(Context &ctx, std::vector<Array> &grads, int64_t &e
   float header[2] = {buckets_[0].data[0], buckets_[0].data[1]};
   for (size_t i = 0; i < shapes_.size(); ++i) add(i, Array());
   for (Bucket &b : buckets_) {
+    auto waited_from = std::chrono::steady_clock::now();
     comm_.wait(b.request);
+    wait_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - waited_from).count();
     b.request = nullptr;
     if (compression_ != NNRT_DTYPE_F32) {
       for (size_t e = 0; e < b.data.size(); ++e) {

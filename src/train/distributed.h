@@ -44,6 +44,9 @@ class GradientBuckets {
   void finish(Context &ctx, std::vector<Array> &grads, int64_t &examples, double &mean_loss);
 
   size_t bucket_count() const { return buckets_.size(); }
+  // Seconds finish() waited for buckets still in flight, over all steps: the communication that
+  // backward did not hide.
+  double wait_seconds() const { return wait_seconds_; }
 
  private:
   struct Bucket {
@@ -65,6 +68,7 @@ class GradientBuckets {
   std::vector<bool> added_;
   float scale_ = 1;  // this rank's example count
   size_t next_ = 0;  // the first bucket not started yet
+  double wait_seconds_ = 0;
 };
 
 // The mean over ranks of `values` (F32 arrays, in place): parameters and optimizer state in

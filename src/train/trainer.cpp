@@ -713,6 +713,10 @@ std::string Trainer::result() const {
     j["rank"] = comm_->rank();
     j["world_size"] = comm_->size();
     j["comm"] = comm_->name();
+    if (buckets_) {
+      j["allreduce_buckets"] = buckets_->bucket_count();
+      j["comm_wait_seconds"] = buckets_->wait_seconds();
+    }
   }
   j["mode"] = options_.parallel.mode == ParallelMode::allreduce ? "allreduce" : "average";
   j["last_loss"] = last_loss_;

@@ -150,6 +150,9 @@ static void early_stopping(const char *base) {
     CHECK_OK(nnrt_trainer_result(t, result, sizeof result, &len));
     printf("rank %d: %s\n", rank, result);
     CHECK(strstr(result, "\"stop_reason\":\"patience\"") != NULL);
+    /* The overlap figure bench/scaling prints: how long backward's end waited for the buckets. */
+    CHECK(strstr(result, "\"allreduce_buckets\":1") != NULL);
+    CHECK(strstr(result, "\"comm_wait_seconds\":") != NULL);
     CHECK(strstr(result, "\"epochs\":3") != NULL);
     CHECK(strstr(result, "\"best_epoch\":0") != NULL);
     /* Rank 0 writes the best model; the other ranks write nothing. */
