@@ -10,32 +10,11 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include <nnrt/nnrt.h>
+#include "bench_common.h"
 
 #include "lenet_example.h"
 
-#define CHECK(call)                                                                            \
-  do {                                                                                         \
-    nnrt_status s_ = (call);                                                                   \
-    if (s_ != NNRT_OK) {                                                                       \
-      fprintf(stderr, "%s failed: %s: %s\n", #call, nnrt_status_name(s_), nnrt_last_error()); \
-      exit(1);                                                                                 \
-    }                                                                                          \
-  } while (0)
-
 static const char *lenet = NNRT_LENET_CONFIG; /* examples/lenet.json */
-
-static const char *mlp =
-    "{\"input\": [1, 28, 28], \"seed\": 123, \"layers\": ["
-    " {\"type\": \"dense\", \"units\": 1024, \"activation\": \"relu\", \"init\": \"xavier\"},"
-    " {\"type\": \"dense\", \"units\": 1024, \"activation\": \"relu\", \"init\": \"xavier\"},"
-    " {\"type\": \"output\", \"units\": 10, \"activation\": \"softmax\", \"loss\": \"nll\", \"init\": \"xavier\"}]}";
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 int main(int argc, char **argv) {
   const char *which, *dir, *backend, *precision;
@@ -79,15 +58,15 @@ int main(int argc, char **argv) {
   CHECK(nnrt_dataset_load(ctx, spec, &test));
   CHECK(nnrt_dataset_size(train, &examples));
 
-  CHECK(nnrt_model_create(ctx, strcmp(which, "mlp") == 0 ? mlp : lenet, &model));
+  CHECK(nnrt_model_create(ctx, strcmp(which, "mlp") == 0 ? BENCH_MLP_CONFIG : lenet, &model));
   snprintf(trainer_options, sizeof trainer_options,
            "{\"optimizer\": {\"type\": \"adagrad\", \"learning_rate\": 0.01}, \"l2\": 0.0005, \"batch_size\": %d,"
            " \"shuffle\": true, \"seed\": 1%s%s%s}", batch, strcmp(precision, "f32") ? ", \"precision\": \"" : "",
            strcmp(precision, "f32") ? precision : "", strcmp(precision, "f32") ? "\"" : "");
   CHECK(nnrt_trainer_create(model, trainer_options, &trainer));
-  start = now();
+  start = bench_now();
   CHECK(nnrt_trainer_fit(trainer, train, NULL, epochs));
-  seconds = now() - start;
+  seconds = bench_now() - start;
   /* The cache's peak is read before the evaluation, whose larger f32 batches would hide it. */
   CHECK(nnrt_context_describe(ctx, result, sizeof result, &len));
   CHECK(nnrt_model_evaluate(model, test, &eval));

@@ -11,31 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include <nnrt/nnrt.h>
+#include "../bench_common.h"
 
 #include "lenet_example.h" /* NNRT_LENET_CONFIG: examples/lenet.json, embedded by the build */
-
-#define CHECK(call)                                                                            \
-  do {                                                                                         \
-    nnrt_status s_ = (call);                                                                   \
-    if (s_ != NNRT_OK) {                                                                       \
-      fprintf(stderr, "%s failed: %s: %s\n", #call, nnrt_status_name(s_), nnrt_last_error()); \
-      exit(1);                                                                                 \
-    }                                                                                          \
-  } while (0)
-
-
-static const char *mlp =
-    "{\"input\": [1, 28, 28], \"seed\": 123, \"layers\": ["
-    " {\"type\": \"dense\", \"units\": 1024, \"activation\": \"relu\"},"
-    " {\"type\": \"dense\", \"units\": 1024, \"activation\": \"relu\"},"
-    " {\"type\": \"output\", \"units\": 10, \"activation\": \"softmax\", \"loss\": \"nll\"}]}";
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* With "distributed" in "allreduce" mode: how long the ends of backward waited for all-reduces
 ** still running (over all fits so far); 0 otherwise. */
@@ -78,7 +56,7 @@ int main(int argc, char **argv) {
   CHECK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 4, xs, pixels, sizeof(float) * (size_t)n * 784, &x));
   CHECK(nnrt_array_from_host(ctx, NNRT_DTYPE_I32, 1, ys, labels, sizeof(int32_t) * (size_t)n, &y));
   CHECK(nnrt_dataset_from_arrays(ctx, x, y, &data));
-  CHECK(nnrt_model_create(ctx, strcmp(argv[1], "mlp") == 0 ? mlp : NNRT_LENET_CONFIG, &model));
+  CHECK(nnrt_model_create(ctx, strcmp(argv[1], "mlp") == 0 ? BENCH_MLP_CONFIG : NNRT_LENET_CONFIG, &model));
   snprintf(options, sizeof options,
            "{\"optimizer\": {\"type\": \"sgd\", \"learning_rate\": 0.01, \"momentum\": 0.9}, \"batch_size\": 64,"
            " \"seed\": 1%s%s}", argv[5][0] ? ", " : "", argv[5]);
@@ -86,9 +64,9 @@ int main(int argc, char **argv) {
   CHECK(nnrt_trainer_rank(trainer, &rank, &world));
   CHECK(nnrt_trainer_fit(trainer, data, NULL, 1)); /* warm-up: caches, primitives */
   waited_in_warm_up = comm_wait_seconds(trainer);
-  start = now();
+  start = bench_now();
   CHECK(nnrt_trainer_fit(trainer, data, NULL, epochs));
-  seconds = now() - start;
+  seconds = bench_now() - start;
   if (rank == 0) {
     printf("%s threads=%d ranks=%d images/s=%.1f seconds=%.3f comm_wait_seconds=%.4f options={%s}\n", argv[1],
            threads, world, (double)n * epochs / seconds, seconds, comm_wait_seconds(trainer) - waited_in_warm_up,
