@@ -1,6 +1,8 @@
 // Shared helpers of the oneDNN backend (see onednn_common.h).
 #include "onednn_common.h"
 
+#include <algorithm>
+
 #include <omp.h>
 
 #include <atomic>
@@ -172,11 +174,18 @@ dims dims_of(const nnrt_tensor_desc &t) {
 }
 
 namespace {
-// Gives size-1 dims the stride a dense row-major layout would have there: no address changes
-// (their index is always 0), and oneDNN then recognizes plain layouts such as nchw.
+// Gives each size-1 dim the stride it would have in a dense layout that keeps the memory order of
+// the dims after it: the largest extent (stride * size) among them, or 1 for the last dim. No
+// address changes (a size-1 dim's index is always 0), and oneDNN then recognizes the plain and
+// channels-last layouts (nchw, nhwc) also with N = 1, not as an odd blocked one only its reference
+// kernels take.
 dims normalized_strides(const dims &ds, dims st) {
-  for (int d = static_cast<int>(ds.size()) - 1; d >= 0; --d)
-    if (ds[d] == 1) st[d] = (d == static_cast<int>(ds.size()) - 1) ? 1 : st[d + 1] * ds[d + 1];
+  for (int d = static_cast<int>(ds.size()) - 1; d >= 0; --d) {
+    if (ds[d] != 1) continue;
+    dnnl::memory::dim extent = 1;
+    for (size_t e = static_cast<size_t>(d) + 1; e < ds.size(); ++e) extent = std::max(extent, st[e] * ds[e]);
+    st[d] = extent;
+  }
   return st;
 }
 }  // namespace

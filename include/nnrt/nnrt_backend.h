@@ -73,7 +73,14 @@ extern "C" {
 ** scalar. nnrt_tensor_desc is embedded in arrays inside nnrt_op_desc, so its layout is fixed for the
 ** whole of ABI major 1; struct_size is there so that a reader can check it. Members added within
 ** ABI major 1 take the place of `reserved` members, front first, and mean "as before" when 0: the
-** host zero-fills every descriptor, and a backend that does not know a member never reads it. */
+** host zero-fills every descriptor, and a backend that does not know a member never reads it.
+** Layouts are strides only: dims keep their logical order (images are [N, C, H, W], conv weights
+** [O, I/groups, KH, KW]) whatever the memory order. In particular, during inference the host keeps
+** images channels-last between convolutions and poolings: dims [N, C, H, W] with strides
+** [H*W*C, 1, W*C, C] (NHWC memory), converting to row-major only where a layer needs it
+** (flatten, and at the model's output). Training passes row-major images. A backend takes every
+** layout (the reference backend, which checks the others in the conformance suite, does) and
+** may convert internally to the layouts its kernels prefer. */
 typedef struct nnrt_tensor_desc {
   uint32_t struct_size; /* sizeof(nnrt_tensor_desc) */
   int32_t dtype;        /* nnrt_dtype */

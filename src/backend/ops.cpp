@@ -72,6 +72,21 @@ void set_pool_attrs(nnrt_op_attrs &a, const Pool2dParams &p) {
 
 Array empty(Context &ctx, nnrt_dtype dtype, const Shape &shape) { return Array::allocate(ctx.device(), dtype, shape); }
 
+Array empty_image(Context &ctx, nnrt_dtype dtype, const Shape &shape, bool channels_last) {
+  if (!channels_last || shape.rank != 4) return empty(ctx, dtype, shape);
+  Shape nhwc = shape;
+  nhwc.dims[1] = shape.dims[2];
+  nhwc.dims[2] = shape.dims[3];
+  nhwc.dims[3] = shape.dims[1];
+  return Array::allocate(ctx.device(), dtype, nhwc).transposed({0, 3, 1, 2});
+}
+
+bool is_channels_last(const Array &x) {
+  if (x.rank() != 4 || x.dim(1) < 2) return false;
+  const Strides &s = x.strides();
+  return s[1] == 1 && s[3] == x.dim(1) && s[2] == x.dim(3) * x.dim(1) && s[0] == x.dim(2) * x.dim(3) * x.dim(1);
+}
+
 Array zeros(Context &ctx, nnrt_dtype dtype, const Shape &shape) {
   return Array::allocate(ctx.device(), dtype, shape, true);
 }
@@ -387,7 +402,7 @@ Array conv2d(Context &ctx, const Array &x, const Array &w, const Array *bias, co
       fail(NNRT_ERR_SHAPE, "conv2d: bias must be [", w.dim(0), "], got ", to_string(bias->shape()));
     }
   }
-  Array y = empty(ctx, x.dtype(), out);
+  Array y = empty_image(ctx, x.dtype(), out, p.channels_last);
   OpCall call(NNRT_OP_CONV2D, 0);
   set_conv_attrs(call.attrs(), p);
   call.attrs().fused = p.fused;
@@ -449,7 +464,7 @@ Shape pool2d_output_shape(const Shape &x, const Pool2dParams &p) {
 
 Array pool2d(Context &ctx, const Array &x, const Pool2dParams &p) {
   require_float(x, "pool2d", "input");
-  Array y = empty(ctx, x.dtype(), pool2d_output_shape(x.shape(), p));
+  Array y = empty_image(ctx, x.dtype(), pool2d_output_shape(x.shape(), p), is_channels_last(x));
   OpCall call(NNRT_OP_POOL2D, p.alg);
   set_pool_attrs(call.attrs(), p);
   call.in(x).out(y).run(ctx);
@@ -461,7 +476,7 @@ Array pool2d_backward(Context &ctx, const Array &dy, const Array &x, const Pool2
   if (dy.shape() != out) {
     fail(NNRT_ERR_SHAPE, "pool2d backward: dy is ", to_string(dy.shape()), ", expected ", to_string(out));
   }
-  Array dx = empty(ctx, x.dtype(), x.shape());
+  Array dx = empty_image(ctx, x.dtype(), x.shape(), is_channels_last(x));
   OpCall call(NNRT_OP_POOL2D_BACKWARD, p.alg);
   set_pool_attrs(call.attrs(), p);
   call.in(dy).in(x).out(dx).run(ctx);

@@ -17,6 +17,11 @@ namespace nnrt::ops {
 
 // ---- creation and layout --------------------------------------------------------------------
 Array empty(Context &ctx, nnrt_dtype dtype, const Shape &shape);  // uninitialised
+// An uninitialised image [N, C, H, W]; when `channels_last`, laid out N, H, W, C in memory (strides
+// [H*W*C, 1, W*C, C]), the layout oneDNN's fastest convolution and pooling kernels read.
+Array empty_image(Context &ctx, nnrt_dtype dtype, const Shape &shape, bool channels_last);
+// True for a 4-D array laid out as empty_image(..., true) makes it (with more than one channel).
+bool is_channels_last(const Array &x);
 Array zeros(Context &ctx, nnrt_dtype dtype, const Shape &shape);
 Array full(Context &ctx, nnrt_dtype dtype, const Shape &shape, double value);
 void fill_into(Context &ctx, const Array &dst, double value);
@@ -80,6 +85,9 @@ struct Conv2dParams {
   int32_t groups = 1;
   nnrt_unary_alg fused = NNRT_UNARY_NONE;
   double alpha = 0;
+  // Store the output channels-last: dims stay [N, C, H, W], the memory is N, H, W, C (see
+  // empty_image). Every op takes either layout; this is a speed choice.
+  bool channels_last = false;
 };
 // The output [N, O, OH, OW] of a convolution; throws NNRT_ERR_SHAPE when x and w do not fit.
 Shape conv2d_output_shape(const Shape &x, const Shape &w, const Conv2dParams &p);

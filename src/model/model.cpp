@@ -331,7 +331,9 @@ Array Model::predict(const Array &x) const {
     for (int32_t d : node.inputs)
       if (d >= 0 && --remaining[d] == 0) outs[d] = Array();
   }
-  return as_dtype(*ctx_, outs[outputs_.front()], NNRT_DTYPE_F32);
+  // Row-major for the caller, whatever layout the last layer left (inference keeps images
+  // channels-last between layers; see conv2d.cpp).
+  return ops::contiguous(*ctx_, as_dtype(*ctx_, outs[outputs_.front()], NNRT_DTYPE_F32));
 }
 
 Activations Model::forward(Pass &pass, const std::vector<Array> &inputs, const std::vector<Array> &params) const {

@@ -56,13 +56,20 @@ class Conv2dLayer : public Layer {
 
   Array forward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, Saved &saved) const override {
     const Array *b = bias ? &params[1] : nullptr;
+    // Inference keeps images channels-last from here to the next layer that needs another layout
+    // (pooling follows its input; flatten and dense copy to NCHW order): oneDNN's fastest
+    // convolution and pooling kernels read NHWC, and NCHW costs a reorder at every convolution
+    // and, on AVX2, oneDNN 2.6's slow plain-layout pooling (LeNet predict at batch 64: 2.9x less
+    // oneDNN time on AVX-512, 3.5x with DNNL_MAX_CPU_ISA=AVX2). Training stays NCHW: its max-pool
+    // backward, which recomputes the forward with a workspace, is slower channels-last there.
+    ops::Conv2dParams q = p;
+    q.channels_last = !pass.training;
     if (activation.fusable()) {
-      ops::Conv2dParams fused = p;
-      fused.fused = activation.fused_alg();
-      fused.alpha = activation.alpha;
-      return ops::conv2d(pass.ctx, in[0], params[0], b, fused);
+      q.fused = activation.fused_alg();
+      q.alpha = activation.alpha;
+      return ops::conv2d(pass.ctx, in[0], params[0], b, q);
     }
-    Array z = ops::conv2d(pass.ctx, in[0], params[0], b, p);
+    Array z = ops::conv2d(pass.ctx, in[0], params[0], b, q);
     saved.arrays = {z};
     return activation.forward(pass.ctx, z);
   }
