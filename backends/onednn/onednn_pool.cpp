@@ -10,8 +10,9 @@
 // -inf for a window of -inf. Max pooling therefore scans x first (one read, the cost of a fraction
 // of the op) and computes exactly, in onednn_pool_exact.cpp, when x holds either.
 //
-// Refused: windows that lie wholly in padding. nnrt defines them (-inf for max, 0 for average);
-// oneDNN gives -FLT_MAX for max and divides by zero for average excluding padding.
+// Refused: shapes left to oneDNN's simple_nchw kernel (see refuse_plain_kernel), and windows that
+// lie wholly in padding: nnrt defines them (-inf for max, 0 for average); oneDNN gives -FLT_MAX
+// for max and divides by zero for average excluding padding.
 #include "onednn_common.h"
 #include "onednn_pool_exact.h"
 #include "onednn_special_values.h"
@@ -61,6 +62,16 @@ PoolGeometry pool_geometry(const nnrt_op_attrs &a, const nnrt_tensor_desc &in, c
   return g;
 }
 
+// Below AVX-512, oneDNN 2.6 pools plain NCHW tensors with its simple_nchw kernel, scalar and
+// slower than nnrt's reference backend (LeNet training with DNNL_MAX_CPU_ISA=AVX2: 59% of all
+// oneDNN time; leaving those shapes to the reference backend trains it 27% faster). Channels-last
+// tensors, as inference passes them, get oneDNN's jit kernels.
+void refuse_plain_kernel(const dnnl::primitive_desc_base &pd) {
+  if (std::string(pd.impl_info_str()).rfind("simple_nchw", 0) == 0) {
+    refuse("pool: oneDNN has only its plain simple_nchw kernel for this shape and ISA");
+  }
+}
+
 dnnl::pooling_v2_forward::desc forward_desc(dnnl::prop_kind prop, dnnl::algorithm alg, const md &src, const md &dst,
                                              const PoolGeometry &g) {
   return dnnl::pooling_v2_forward::desc(prop, alg, src, dst, g.strides, g.kernel, g.dilation, g.pad_l, g.pad_r);
@@ -75,6 +86,7 @@ class PoolOp : public Op {
     dnnl::pooling_v2_forward::primitive_desc pd(
         forward_desc(dnnl::prop_kind::forward_inference, pool_alg(d.attrs.alg), x_.inner(), y_, g), base_attr(),
         cpu_engine());
+    refuse_plain_kernel(pd);
     layout.need_scratchpad(pd);
     if (!plan_only) {
       log_impl("pool", pd);
@@ -115,6 +127,7 @@ class PoolBackwardOp : public Op {
     dnnl::pooling_v2_backward::primitive_desc bwd(
         dnnl::pooling_v2_backward::desc(alg, dx_, dy_.inner(), g.strides, g.kernel, g.dilation, g.pad_l, g.pad_r),
         base_attr(), cpu_engine(), fwd);
+    refuse_plain_kernel(bwd);
     layout.need_scratchpad(bwd);
     if (is_max_) {
       layout.need_scratchpad(fwd);
