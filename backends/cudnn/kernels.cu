@@ -7,6 +7,7 @@
 #include "nnrt/kernels/convert.h"
 #include "nnrt/kernels/eltwise.h"
 #include "nnrt/kernels/half.h"
+#include "nnrt/kernels/index_ops.h"
 #include "nnrt/kernels/loss.h"
 #include "nnrt/kernels/philox.h"
 
@@ -576,6 +577,76 @@ __global__ void pool2d_backward_kernel(PoolGeometry g, PoolStrides s, typename F
   }
 }
 
+// ---- index ops: ARGREDUCE, GATHER, SCATTER_ADD ---------------------------------------------------
+
+// Integer dtypes for ARGREDUCE, beside Float<D>: stored and compared as themselves.
+template <class T>
+struct Plain {
+  using S = T;
+  using C = T;
+  static __device__ C load(S v) { return v; }
+};
+
+template <class F>
+__global__ void argreduce_kernel(int32_t alg, int64_t *y, const typename F::S *x, ArgLines l) {
+  using C = typename F::C;
+  NNRT_GRID_LOOP(line, l.count) {
+    int64_t o[2];
+    strided_offsets(l.outer, line, o);
+    const typename F::S *p = x + o[1];
+    C best = F::load(p[0]);
+    int64_t at = 0;
+    for (int64_t k = 1; k < l.length; ++k) {
+      C v = F::load(p[k * l.stride]);
+      if (arg_beats(alg, v, best)) {
+        best = v;
+        at = k;
+      }
+    }
+    y[o[0]] = at;
+  }
+}
+
+__device__ int64_t load_index(int32_t dtype, const void *indices, int64_t offset) {
+  return dtype == NNRT_DTYPE_I32 ? static_cast<const int32_t *>(indices)[offset]
+                                 : static_cast<const int64_t *>(indices)[offset];
+}
+
+__global__ void check_indices_kernel(IndexRows r, const void *indices, unsigned long long *first_bad) {
+  NNRT_GRID_LOOP(p, r.positions) {
+    int64_t o[2];
+    strided_offsets(r.walk, p, o);
+    if (!index_in_rows(load_index(r.index_dtype, indices, o[0]), r.rows))
+      atomicMin(first_bad, static_cast<unsigned long long>(p));
+  }
+}
+
+template <class E>
+__global__ void gather_kernel(IndexRows r, E *y, const E *table, const void *indices) {
+  NNRT_GRID_LOOP(i, r.positions * r.width) {
+    const int64_t p = i / r.width, d = i % r.width;
+    int64_t o[2];
+    strided_offsets(r.walk, p, o);
+    const int64_t v = load_index(r.index_dtype, indices, o[0]);
+    y[o[1] + d * r.rows_col] = table[v * r.table_row + d * r.table_col];
+  }
+}
+
+template <class F>
+__global__ void scatter_add_kernel(IndexRows r, typename F::S *dtable, const typename F::S *dy, const void *indices) {
+  using C = typename F::C;
+  NNRT_GRID_LOOP(i, r.rows * r.width) {
+    const int64_t v = i / r.width, d = i % r.width;
+    C acc = C(0);
+    for (int64_t p = 0; p < r.positions; ++p) {
+      int64_t o[2];
+      strided_offsets(r.walk, p, o);
+      if (load_index(r.index_dtype, indices, o[0]) == v) acc += F::load(dy[o[1] + d * r.rows_col]);
+    }
+    dtable[v * r.table_row + d * r.table_col] = F::store(acc);
+  }
+}
+
 unsigned line_blocks(int64_t lines) { return static_cast<unsigned>(lines < 65535 ? (lines < 1 ? 1 : lines) : 65535); }
 
 cudaError_t launched() { return cudaGetLastError(); }
@@ -839,6 +910,58 @@ cudaError_t optimizer_update(int32_t alg, const float *grad, float *param, float
     default: return cudaErrorInvalidValue;
   }
   return launched();
+}
+
+cudaError_t argreduce(int32_t alg, int32_t dtype, int64_t *y, const void *x, const ArgLines &lines,
+                      cudaStream_t stream) {
+  if (lines.count == 0) return cudaSuccess;
+  auto launch = [&](auto t) {
+    using F = decltype(t);
+    argreduce_kernel<F><<<blocks_for(lines.count), kThreads, 0, stream>>>(alg, y, static_cast<const typename F::S *>(x),
+                                                                        lines);
+    return launched();
+  };
+  switch (dtype) {
+    case NNRT_DTYPE_I32: return launch(Plain<int32_t>{});
+    case NNRT_DTYPE_I64: return launch(Plain<int64_t>{});
+    case NNRT_DTYPE_U8: return launch(Plain<uint8_t>{});
+    default: return visit_float(dtype, launch);
+  }
+}
+
+cudaError_t check_indices(const IndexRows &r, const void *indices, unsigned long long *first_bad,
+                          cudaStream_t stream) {
+  if (r.positions == 0) return cudaSuccess;
+  check_indices_kernel<<<blocks_for(r.positions), kThreads, 0, stream>>>(r, indices, first_bad);
+  return launched();
+}
+
+cudaError_t gather(int element_bytes, const IndexRows &r, void *y, const void *table, const void *indices,
+                   cudaStream_t stream) {
+  const int64_t n = r.positions * r.width;
+  if (n == 0) return cudaSuccess;
+  const unsigned g = blocks_for(n);
+  switch (element_bytes) {
+    case 1: gather_kernel<<<g, kThreads, 0, stream>>>(r, static_cast<uint8_t *>(y), static_cast<const uint8_t *>(table), indices); break;
+    case 2: gather_kernel<<<g, kThreads, 0, stream>>>(r, static_cast<uint16_t *>(y), static_cast<const uint16_t *>(table), indices); break;
+    case 4: gather_kernel<<<g, kThreads, 0, stream>>>(r, static_cast<uint32_t *>(y), static_cast<const uint32_t *>(table), indices); break;
+    case 8: gather_kernel<<<g, kThreads, 0, stream>>>(r, static_cast<uint64_t *>(y), static_cast<const uint64_t *>(table), indices); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return launched();
+}
+
+cudaError_t scatter_add(int32_t dtype, const IndexRows &r, void *dtable, const void *dy, const void *indices,
+                        cudaStream_t stream) {
+  const int64_t n = r.rows * r.width;
+  if (n == 0) return cudaSuccess;
+  return visit_float(dtype, [&](auto t) {
+    using F = decltype(t);
+    using S = typename F::S;
+    scatter_add_kernel<F><<<blocks_for(n), kThreads, 0, stream>>>(r, static_cast<S *>(dtable),
+                                                                 static_cast<const S *>(dy), indices);
+    return launched();
+  });
 }
 
 }  // namespace nnrt::cudnn::gpu

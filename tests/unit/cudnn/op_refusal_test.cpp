@@ -104,6 +104,53 @@ TEST(OpRefusal, PoolingChecksItsGeometry) {
   EXPECT_NE(op_refusal(pool), "");
 }
 
+TEST(OpRefusal, ArgReduceTakesNumericLinesIntoI64) {
+  const int32_t I64 = NNRT_DTYPE_I64;
+  nnrt_op_desc arg = op(NNRT_OP_ARGREDUCE, NNRT_ARG_MAX, {contiguous(F32, {4, 5})}, {contiguous(I64, {4, 1})});
+  arg.attrs.axis = 1;
+  EXPECT_EQ(op_refusal(arg), "");
+  for (int32_t dtype : {int32_t{NNRT_DTYPE_F64}, int32_t{NNRT_DTYPE_F16}, int32_t{NNRT_DTYPE_BF16},
+                        int32_t{NNRT_DTYPE_I32}, I64, int32_t{NNRT_DTYPE_U8}}) {
+    arg.inputs[0].dtype = dtype;
+    EXPECT_EQ(op_refusal(arg), "") << "dtype " << dtype;
+  }
+  arg.inputs[0].dtype = NNRT_DTYPE_BOOL;
+  EXPECT_NE(op_refusal(arg), "");
+  arg.inputs[0].dtype = F32;
+  arg.outputs[0].dtype = NNRT_DTYPE_I32;  // indices are I64
+  EXPECT_NE(op_refusal(arg), "");
+  arg.outputs[0].dtype = I64;
+  arg.attrs.axis = 0;  // y would be [1, 5]
+  EXPECT_NE(op_refusal(arg), "");
+  arg.attrs.axis = 2;
+  EXPECT_NE(op_refusal(arg), "");
+  arg.attrs.axis = 1;
+  arg.attrs.alg = 7;
+  EXPECT_NE(op_refusal(arg), "");
+  nnrt_op_desc empty = op(NNRT_OP_ARGREDUCE, NNRT_ARG_MIN, {contiguous(F32, {3, 0})}, {contiguous(I64, {3, 1})});
+  empty.attrs.axis = 1;
+  EXPECT_NE(op_refusal(empty), "");  // no index: the reference backend reports the error
+}
+
+TEST(OpRefusal, GatherAndScatterAddCheckRowsAndIndices) {
+  auto table = contiguous(F32, {10, 3});
+  auto indices = contiguous(NNRT_DTYPE_I32, {2, 4});
+  auto rows = contiguous(F32, {2, 4, 3});
+  EXPECT_EQ(op_refusal(op(NNRT_OP_GATHER, 0, {table, indices}, {rows})), "");
+  EXPECT_EQ(op_refusal(op(NNRT_OP_SCATTER_ADD, 0, {rows, indices}, {table})), "");
+  // GATHER copies any dtype; SCATTER_ADD sums floats only.
+  auto int_table = contiguous(NNRT_DTYPE_I64, {10, 3});
+  auto int_rows = contiguous(NNRT_DTYPE_I64, {2, 4, 3});
+  EXPECT_EQ(op_refusal(op(NNRT_OP_GATHER, 0, {int_table, indices}, {int_rows})), "");
+  EXPECT_NE(op_refusal(op(NNRT_OP_SCATTER_ADD, 0, {int_rows, indices}, {int_table})), "");
+  EXPECT_NE(op_refusal(op(NNRT_OP_GATHER, 0, {table, contiguous(F32, {2, 4})}, {rows})), "");  // float indices
+  EXPECT_NE(op_refusal(op(NNRT_OP_GATHER, 0, {table, indices}, {contiguous(F32, {2, 4, 2})})), "");
+  EXPECT_NE(op_refusal(op(NNRT_OP_GATHER, 0, {table, indices}, {contiguous(F32, {8, 3})})), "");
+  EXPECT_NE(op_refusal(op(NNRT_OP_GATHER, 0, {table, indices}, {contiguous(NNRT_DTYPE_F16, {2, 4, 3})})), "");
+  EXPECT_NE(op_refusal(op(NNRT_OP_SCATTER_ADD, 0, {rows, indices}, {contiguous(F32, {10, 3, 1})})), "");
+  EXPECT_NE(op_refusal(op(NNRT_OP_SCATTER_ADD, 0, {rows}, {table})), "");
+}
+
 TEST(OpRefusal, KindsWithoutACudaImplementationSaySo) {
   auto x = contiguous(F32, {1, 1, 4, 4});
   std::string why = op_refusal(op(NNRT_OP_BATCHNORM, 0, {x}, {x}));
