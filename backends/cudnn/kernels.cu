@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include "nnrt/kernels/batchnorm.h"
 #include "nnrt/kernels/convert.h"
 #include "nnrt/kernels/eltwise.h"
 #include "nnrt/kernels/half.h"
@@ -577,6 +578,88 @@ __global__ void pool2d_backward_kernel(PoolGeometry g, PoolStrides s, typename F
   }
 }
 
+// ---- batch normalization, one block per channel ----------------------------------------------------
+
+// fn(o) for this thread's share of the elements of a line that starts at `start`; o[k] is the
+// element's offset in operand k.
+template <int K, class Fn>
+__device__ void for_each_in_line(const Lines<K> &lines, const int64_t *start, Fn fn) {
+  for (int64_t i = threadIdx.x; i < lines.length; i += blockDim.x) {
+    int64_t o[K];
+    strided_offsets(lines.inner, i, o);
+    for (int k = 0; k < K; ++k) o[k] += start[k];
+    fn(o);
+  }
+}
+
+template <class F>
+__global__ void batchnorm_kernel(BatchnormForward p, typename F::S *y, const typename F::S *x, Lines<2> lines) {
+  using C = typename F::C;
+  extern __shared__ unsigned char shared_bytes[];
+  C *shared = reinterpret_cast<C *>(shared_bytes);
+  const C count = static_cast<C>(lines.length);
+  for (int64_t c = blockIdx.x; c < lines.count; c += gridDim.x) {
+    int64_t start[2];
+    line_start(lines, c, start);
+    C mean, var;
+    if (p.training) {
+      C acc = C(0);
+      for_each_in_line(lines, start, [&](const int64_t *o) { acc += F::load(x[o[1]]); });
+      mean = block_reduce(acc, Add<C>{}, shared) / count;
+      acc = C(0);
+      for_each_in_line(lines, start, [&](const int64_t *o) {
+        const C d = F::load(x[o[1]]) - mean;
+        acc += d * d;
+      });
+      var = block_reduce(acc, Add<C>{}, shared) / count;
+      if (threadIdx.x == 0) {
+        p.mean_out[c * p.mean_stride] = static_cast<float>(mean);
+        p.var_out[c * p.var_stride] = static_cast<float>(var);
+      }
+    } else {
+      mean = static_cast<C>(p.mean_in[c * p.mean_stride]);
+      var = static_cast<C>(p.var_in[c * p.var_stride]);
+    }
+    const C scale = bn_scale(static_cast<C>(p.gamma[c * p.gamma_stride]), var, static_cast<C>(p.eps));
+    const C shift = static_cast<C>(p.beta[c * p.beta_stride]);
+    for_each_in_line(lines, start,
+                     [&](const int64_t *o) { y[o[0]] = F::store(bn_forward(F::load(x[o[1]]), mean, scale, shift)); });
+  }
+}
+
+template <class F>
+__global__ void batchnorm_backward_kernel(BatchnormBackward p, typename F::S *dx, const typename F::S *x,
+                                          const typename F::S *dy, Lines<3> lines) {
+  using C = typename F::C;
+  extern __shared__ unsigned char shared_bytes[];
+  C *shared = reinterpret_cast<C *>(shared_bytes);
+  const C count = static_cast<C>(lines.length);
+  for (int64_t c = blockIdx.x; c < lines.count; c += gridDim.x) {
+    int64_t start[3];
+    line_start(lines, c, start);
+    const C mean = static_cast<C>(p.mean[c * p.mean_stride]);
+    const C inv_std = bn_inv_std(static_cast<C>(p.var[c * p.var_stride]), static_cast<C>(p.eps));
+    C acc_dy = C(0), acc_dy_xhat = C(0);
+    for_each_in_line(lines, start, [&](const int64_t *o) {
+      const C g = F::load(dy[o[2]]);
+      acc_dy += g;
+      acc_dy_xhat += g * ((F::load(x[o[1]]) - mean) * inv_std);
+    });
+    const C sum_dy = block_reduce(acc_dy, Add<C>{}, shared);
+    const C sum_dy_xhat = block_reduce(acc_dy_xhat, Add<C>{}, shared);
+    if (threadIdx.x == 0) {
+      p.dbeta[c * p.dbeta_stride] = static_cast<float>(sum_dy);
+      p.dgamma[c * p.dgamma_stride] = static_cast<float>(sum_dy_xhat);
+    }
+    const C scale = static_cast<C>(p.gamma[c * p.gamma_stride]) * inv_std;
+    const C mean_dy = sum_dy / count, mean_dy_xhat = sum_dy_xhat / count;
+    for_each_in_line(lines, start, [&](const int64_t *o) {
+      const C xhat = (F::load(x[o[1]]) - mean) * inv_std;
+      dx[o[0]] = F::store(bn_backward(F::load(dy[o[2]]), xhat, scale, mean_dy, mean_dy_xhat));
+    });
+  }
+}
+
 // ---- index ops: ARGREDUCE, GATHER, SCATTER_ADD ---------------------------------------------------
 
 // Integer dtypes for ARGREDUCE, beside Float<D>: stored and compared as themselves.
@@ -910,6 +993,31 @@ cudaError_t optimizer_update(int32_t alg, const float *grad, float *param, float
     default: return cudaErrorInvalidValue;
   }
   return launched();
+}
+
+cudaError_t batchnorm(int32_t dtype, const BatchnormForward &p, void *y, const void *x, const Lines<2> &lines,
+                      cudaStream_t stream) {
+  if (lines.count == 0) return cudaSuccess;
+  return visit_float(dtype, [&](auto t) {
+    using F = decltype(t);
+    using S = typename F::S;
+    batchnorm_kernel<F><<<line_blocks(lines.count), kLineThreads, kLineThreads * sizeof(typename F::C), stream>>>(
+        p, static_cast<S *>(y), static_cast<const S *>(x), lines);
+    return launched();
+  });
+}
+
+cudaError_t batchnorm_backward(int32_t dtype, const BatchnormBackward &p, void *dx, const void *x, const void *dy,
+                               const Lines<3> &lines, cudaStream_t stream) {
+  if (lines.count == 0) return cudaSuccess;
+  return visit_float(dtype, [&](auto t) {
+    using F = decltype(t);
+    using S = typename F::S;
+    batchnorm_backward_kernel<F><<<line_blocks(lines.count), kLineThreads, kLineThreads * sizeof(typename F::C),
+                                   stream>>>(p, static_cast<S *>(dx), static_cast<const S *>(x),
+                                             static_cast<const S *>(dy), lines);
+    return launched();
+  });
 }
 
 cudaError_t argreduce(int32_t alg, int32_t dtype, int64_t *y, const void *x, const ArgLines &lines,

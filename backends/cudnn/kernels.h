@@ -69,6 +69,28 @@ cudaError_t softmax(bool log, int32_t dtype, void *y, const void *x, const Lines
 cudaError_t softmax_backward(bool log, int32_t dtype, void *dx, const void *dy, const void *y, const Lines<3> &lines,
                              cudaStream_t stream);
 
+// Batch normalization (kernels/batchnorm.h), one block per channel: the lines are the channels and
+// a line is every element of one channel; operands y, x (forward) and dx, x, dy (backward). The
+// F32 [C] vectors are each read or written at channel * their stride. Training computes the batch
+// mean and biased variance (written to mean_out, var_out); inference reads mean_in, var_in.
+struct BatchnormForward {
+  bool training;
+  double eps;
+  const float *gamma, *beta, *mean_in, *var_in;
+  float *mean_out, *var_out;
+  int64_t gamma_stride, beta_stride, mean_stride, var_stride;
+};
+cudaError_t batchnorm(int32_t dtype, const BatchnormForward &p, void *y, const void *x, const Lines<2> &lines,
+                      cudaStream_t stream);
+struct BatchnormBackward {
+  double eps;
+  const float *mean, *var, *gamma;
+  float *dgamma, *dbeta;
+  int64_t mean_stride, var_stride, gamma_stride, dgamma_stride, dbeta_stride;
+};
+cudaError_t batchnorm_backward(int32_t dtype, const BatchnormBackward &p, void *dx, const void *x, const void *dy,
+                               const Lines<3> &lines, cudaStream_t stream);
+
 // Elementwise losses (MSE, L1, BCE, BCE_WITH_LOGITS): loss = mean of the terms over every element
 // (one line: operands pred, target); backward dpred = grad * scale / count (operands dpred, pred,
 // target).

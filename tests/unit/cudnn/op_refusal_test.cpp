@@ -151,10 +151,42 @@ TEST(OpRefusal, GatherAndScatterAddCheckRowsAndIndices) {
   EXPECT_NE(op_refusal(op(NNRT_OP_SCATTER_ADD, 0, {rows}, {table})), "");
 }
 
-TEST(OpRefusal, KindsWithoutACudaImplementationSaySo) {
-  auto x = contiguous(F32, {1, 1, 4, 4});
-  std::string why = op_refusal(op(NNRT_OP_BATCHNORM, 0, {x}, {x}));
-  EXPECT_NE(why.find("no CUDA implementation"), std::string::npos) << why;
+TEST(OpRefusal, BatchnormChecksItsChannelVectors) {
+  auto x = contiguous(NNRT_DTYPE_BF16, {8, 3, 5, 5});
+  auto c = contiguous(F32, {3});
+  nnrt_op_desc train = op(NNRT_OP_BATCHNORM, 0, {x, c, c}, {x, c, c});
+  train.attrs.flags = NNRT_FLAG_TRAINING;
+  train.attrs.eps = 1e-5;
+  EXPECT_EQ(op_refusal(train), "");
+  nnrt_op_desc infer = op(NNRT_OP_BATCHNORM, 0, {x, c, c, c, c}, {x});
+  EXPECT_EQ(op_refusal(infer), "");
+  nnrt_op_desc backward = op(NNRT_OP_BATCHNORM_BACKWARD, 0, {x, x, c, c, c}, {x, c, c});
+  EXPECT_EQ(op_refusal(backward), "");
+  EXPECT_NE(op_refusal(op(NNRT_OP_BATCHNORM, 0, {x, c, c}, {x, c, c})), "");  // inference takes 5 inputs
+  train.inputs[1] = contiguous(F32, {4});  // gamma [C] with the wrong C
+  EXPECT_NE(op_refusal(train), "");
+  train.inputs[1] = contiguous(NNRT_DTYPE_BF16, {3});  // the vectors are F32 whatever x is
+  EXPECT_NE(op_refusal(train), "");
+  train.inputs[1] = c;
+  train.attrs.eps = -1;
+  EXPECT_NE(op_refusal(train), "");
+  backward.inputs[1] = contiguous(NNRT_DTYPE_BF16, {8, 3, 5, 4});
+  EXPECT_NE(op_refusal(backward), "");
+  auto vector = contiguous(F32, {3});
+  EXPECT_NE(op_refusal(op(NNRT_OP_BATCHNORM, 0, {vector, c, c, c, c}, {vector})), "");  // rank >= 2
+  EXPECT_NE(op_refusal(op(NNRT_OP_BATCHNORM, 0, {contiguous(NNRT_DTYPE_I32, {2, 3}), c, c, c, c},
+                          {contiguous(NNRT_DTYPE_I32, {2, 3})})), "");
+}
+
+TEST(OpRefusal, EveryOpKindHasACudaImplementation) {
+  // Unknown kinds are refused with a reason; every known kind reaches its family's own checks.
+  auto x = contiguous(F32, {4});
+  std::string why = op_refusal(op(NNRT_OP_KIND_COUNT, 0, {x}, {x}));
+  EXPECT_NE(why.find("not an nnrt_op_kind"), std::string::npos) << why;
+  for (int32_t kind = 1; kind < NNRT_OP_KIND_COUNT; ++kind) {
+    why = op_refusal(op(kind, 0, {}, {}));
+    EXPECT_EQ(why.find("not an nnrt_op_kind"), std::string::npos) << "kind " << kind << ": " << why;
+  }
 }
 
 }  // namespace
