@@ -4,9 +4,11 @@
 
 #include <cuda_runtime.h>
 
+#include "nnrt/kernels/batchnorm.h"
 #include "nnrt/kernels/convert.h"
 #include "nnrt/kernels/eltwise.h"
 #include "nnrt/kernels/half.h"
+#include "nnrt/kernels/index_ops.h"
 #include "nnrt/kernels/loss.h"
 #include "nnrt/kernels/philox.h"
 
@@ -576,6 +578,158 @@ __global__ void pool2d_backward_kernel(PoolGeometry g, PoolStrides s, typename F
   }
 }
 
+// ---- batch normalization, one block per channel ----------------------------------------------------
+
+// fn(o) for this thread's share of the elements of a line that starts at `start`; o[k] is the
+// element's offset in operand k.
+template <int K, class Fn>
+__device__ void for_each_in_line(const Lines<K> &lines, const int64_t *start, Fn fn) {
+  for (int64_t i = threadIdx.x; i < lines.length; i += blockDim.x) {
+    int64_t o[K];
+    strided_offsets(lines.inner, i, o);
+    for (int k = 0; k < K; ++k) o[k] += start[k];
+    fn(o);
+  }
+}
+
+template <class F>
+__global__ void batchnorm_kernel(BatchnormForward p, typename F::S *y, const typename F::S *x, Lines<2> lines) {
+  using C = typename F::C;
+  extern __shared__ unsigned char shared_bytes[];
+  C *shared = reinterpret_cast<C *>(shared_bytes);
+  const C count = static_cast<C>(lines.length);
+  for (int64_t c = blockIdx.x; c < lines.count; c += gridDim.x) {
+    int64_t start[2];
+    line_start(lines, c, start);
+    C mean, var;
+    if (p.training) {
+      C acc = C(0);
+      for_each_in_line(lines, start, [&](const int64_t *o) { acc += F::load(x[o[1]]); });
+      mean = block_reduce(acc, Add<C>{}, shared) / count;
+      acc = C(0);
+      for_each_in_line(lines, start, [&](const int64_t *o) {
+        const C d = F::load(x[o[1]]) - mean;
+        acc += d * d;
+      });
+      var = block_reduce(acc, Add<C>{}, shared) / count;
+      if (threadIdx.x == 0) {
+        p.mean_out[c * p.mean_stride] = static_cast<float>(mean);
+        p.var_out[c * p.var_stride] = static_cast<float>(var);
+      }
+    } else {
+      mean = static_cast<C>(p.mean_in[c * p.mean_stride]);
+      var = static_cast<C>(p.var_in[c * p.var_stride]);
+    }
+    const C scale = bn_scale(static_cast<C>(p.gamma[c * p.gamma_stride]), var, static_cast<C>(p.eps));
+    const C shift = static_cast<C>(p.beta[c * p.beta_stride]);
+    for_each_in_line(lines, start,
+                     [&](const int64_t *o) { y[o[0]] = F::store(bn_forward(F::load(x[o[1]]), mean, scale, shift)); });
+  }
+}
+
+template <class F>
+__global__ void batchnorm_backward_kernel(BatchnormBackward p, typename F::S *dx, const typename F::S *x,
+                                          const typename F::S *dy, Lines<3> lines) {
+  using C = typename F::C;
+  extern __shared__ unsigned char shared_bytes[];
+  C *shared = reinterpret_cast<C *>(shared_bytes);
+  const C count = static_cast<C>(lines.length);
+  for (int64_t c = blockIdx.x; c < lines.count; c += gridDim.x) {
+    int64_t start[3];
+    line_start(lines, c, start);
+    const C mean = static_cast<C>(p.mean[c * p.mean_stride]);
+    const C inv_std = bn_inv_std(static_cast<C>(p.var[c * p.var_stride]), static_cast<C>(p.eps));
+    C acc_dy = C(0), acc_dy_xhat = C(0);
+    for_each_in_line(lines, start, [&](const int64_t *o) {
+      const C g = F::load(dy[o[2]]);
+      acc_dy += g;
+      acc_dy_xhat += g * ((F::load(x[o[1]]) - mean) * inv_std);
+    });
+    const C sum_dy = block_reduce(acc_dy, Add<C>{}, shared);
+    const C sum_dy_xhat = block_reduce(acc_dy_xhat, Add<C>{}, shared);
+    if (threadIdx.x == 0) {
+      p.dbeta[c * p.dbeta_stride] = static_cast<float>(sum_dy);
+      p.dgamma[c * p.dgamma_stride] = static_cast<float>(sum_dy_xhat);
+    }
+    const C scale = static_cast<C>(p.gamma[c * p.gamma_stride]) * inv_std;
+    const C mean_dy = sum_dy / count, mean_dy_xhat = sum_dy_xhat / count;
+    for_each_in_line(lines, start, [&](const int64_t *o) {
+      const C xhat = (F::load(x[o[1]]) - mean) * inv_std;
+      dx[o[0]] = F::store(bn_backward(F::load(dy[o[2]]), xhat, scale, mean_dy, mean_dy_xhat));
+    });
+  }
+}
+
+// ---- index ops: ARGREDUCE, GATHER, SCATTER_ADD ---------------------------------------------------
+
+// Integer dtypes for ARGREDUCE, beside Float<D>: stored and compared as themselves.
+template <class T>
+struct Plain {
+  using S = T;
+  using C = T;
+  static __device__ C load(S v) { return v; }
+};
+
+template <class F>
+__global__ void argreduce_kernel(int32_t alg, int64_t *y, const typename F::S *x, ArgLines l) {
+  using C = typename F::C;
+  NNRT_GRID_LOOP(line, l.count) {
+    int64_t o[2];
+    strided_offsets(l.outer, line, o);
+    const typename F::S *p = x + o[1];
+    C best = F::load(p[0]);
+    int64_t at = 0;
+    for (int64_t k = 1; k < l.length; ++k) {
+      C v = F::load(p[k * l.stride]);
+      if (arg_beats(alg, v, best)) {
+        best = v;
+        at = k;
+      }
+    }
+    y[o[0]] = at;
+  }
+}
+
+__device__ int64_t load_index(int32_t dtype, const void *indices, int64_t offset) {
+  return dtype == NNRT_DTYPE_I32 ? static_cast<const int32_t *>(indices)[offset]
+                                 : static_cast<const int64_t *>(indices)[offset];
+}
+
+__global__ void check_indices_kernel(IndexRows r, const void *indices, unsigned long long *first_bad) {
+  NNRT_GRID_LOOP(p, r.positions) {
+    int64_t o[2];
+    strided_offsets(r.walk, p, o);
+    if (!index_in_rows(load_index(r.index_dtype, indices, o[0]), r.rows))
+      atomicMin(first_bad, static_cast<unsigned long long>(p));
+  }
+}
+
+template <class E>
+__global__ void gather_kernel(IndexRows r, E *y, const E *table, const void *indices) {
+  NNRT_GRID_LOOP(i, r.positions * r.width) {
+    const int64_t p = i / r.width, d = i % r.width;
+    int64_t o[2];
+    strided_offsets(r.walk, p, o);
+    const int64_t v = load_index(r.index_dtype, indices, o[0]);
+    y[o[1] + d * r.rows_col] = table[v * r.table_row + d * r.table_col];
+  }
+}
+
+template <class F>
+__global__ void scatter_add_kernel(IndexRows r, typename F::S *dtable, const typename F::S *dy, const void *indices) {
+  using C = typename F::C;
+  NNRT_GRID_LOOP(i, r.rows * r.width) {
+    const int64_t v = i / r.width, d = i % r.width;
+    C acc = C(0);
+    for (int64_t p = 0; p < r.positions; ++p) {
+      int64_t o[2];
+      strided_offsets(r.walk, p, o);
+      if (load_index(r.index_dtype, indices, o[0]) == v) acc += F::load(dy[o[1] + d * r.rows_col]);
+    }
+    dtable[v * r.table_row + d * r.table_col] = F::store(acc);
+  }
+}
+
 unsigned line_blocks(int64_t lines) { return static_cast<unsigned>(lines < 65535 ? (lines < 1 ? 1 : lines) : 65535); }
 
 cudaError_t launched() { return cudaGetLastError(); }
@@ -839,6 +993,83 @@ cudaError_t optimizer_update(int32_t alg, const float *grad, float *param, float
     default: return cudaErrorInvalidValue;
   }
   return launched();
+}
+
+cudaError_t batchnorm(int32_t dtype, const BatchnormForward &p, void *y, const void *x, const Lines<2> &lines,
+                      cudaStream_t stream) {
+  if (lines.count == 0) return cudaSuccess;
+  return visit_float(dtype, [&](auto t) {
+    using F = decltype(t);
+    using S = typename F::S;
+    batchnorm_kernel<F><<<line_blocks(lines.count), kLineThreads, kLineThreads * sizeof(typename F::C), stream>>>(
+        p, static_cast<S *>(y), static_cast<const S *>(x), lines);
+    return launched();
+  });
+}
+
+cudaError_t batchnorm_backward(int32_t dtype, const BatchnormBackward &p, void *dx, const void *x, const void *dy,
+                               const Lines<3> &lines, cudaStream_t stream) {
+  if (lines.count == 0) return cudaSuccess;
+  return visit_float(dtype, [&](auto t) {
+    using F = decltype(t);
+    using S = typename F::S;
+    batchnorm_backward_kernel<F><<<line_blocks(lines.count), kLineThreads, kLineThreads * sizeof(typename F::C),
+                                   stream>>>(p, static_cast<S *>(dx), static_cast<const S *>(x),
+                                             static_cast<const S *>(dy), lines);
+    return launched();
+  });
+}
+
+cudaError_t argreduce(int32_t alg, int32_t dtype, int64_t *y, const void *x, const ArgLines &lines,
+                      cudaStream_t stream) {
+  if (lines.count == 0) return cudaSuccess;
+  auto launch = [&](auto t) {
+    using F = decltype(t);
+    argreduce_kernel<F><<<blocks_for(lines.count), kThreads, 0, stream>>>(alg, y, static_cast<const typename F::S *>(x),
+                                                                        lines);
+    return launched();
+  };
+  switch (dtype) {
+    case NNRT_DTYPE_I32: return launch(Plain<int32_t>{});
+    case NNRT_DTYPE_I64: return launch(Plain<int64_t>{});
+    case NNRT_DTYPE_U8: return launch(Plain<uint8_t>{});
+    default: return visit_float(dtype, launch);
+  }
+}
+
+cudaError_t check_indices(const IndexRows &r, const void *indices, unsigned long long *first_bad,
+                          cudaStream_t stream) {
+  if (r.positions == 0) return cudaSuccess;
+  check_indices_kernel<<<blocks_for(r.positions), kThreads, 0, stream>>>(r, indices, first_bad);
+  return launched();
+}
+
+cudaError_t gather(int element_bytes, const IndexRows &r, void *y, const void *table, const void *indices,
+                   cudaStream_t stream) {
+  const int64_t n = r.positions * r.width;
+  if (n == 0) return cudaSuccess;
+  const unsigned g = blocks_for(n);
+  switch (element_bytes) {
+    case 1: gather_kernel<<<g, kThreads, 0, stream>>>(r, static_cast<uint8_t *>(y), static_cast<const uint8_t *>(table), indices); break;
+    case 2: gather_kernel<<<g, kThreads, 0, stream>>>(r, static_cast<uint16_t *>(y), static_cast<const uint16_t *>(table), indices); break;
+    case 4: gather_kernel<<<g, kThreads, 0, stream>>>(r, static_cast<uint32_t *>(y), static_cast<const uint32_t *>(table), indices); break;
+    case 8: gather_kernel<<<g, kThreads, 0, stream>>>(r, static_cast<uint64_t *>(y), static_cast<const uint64_t *>(table), indices); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return launched();
+}
+
+cudaError_t scatter_add(int32_t dtype, const IndexRows &r, void *dtable, const void *dy, const void *indices,
+                        cudaStream_t stream) {
+  const int64_t n = r.rows * r.width;
+  if (n == 0) return cudaSuccess;
+  return visit_float(dtype, [&](auto t) {
+    using F = decltype(t);
+    using S = typename F::S;
+    scatter_add_kernel<F><<<blocks_for(n), kThreads, 0, stream>>>(r, static_cast<S *>(dtable),
+                                                                 static_cast<const S *>(dy), indices);
+    return launched();
+  });
 }
 
 }  // namespace nnrt::cudnn::gpu

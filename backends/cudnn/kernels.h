@@ -69,6 +69,28 @@ cudaError_t softmax(bool log, int32_t dtype, void *y, const void *x, const Lines
 cudaError_t softmax_backward(bool log, int32_t dtype, void *dx, const void *dy, const void *y, const Lines<3> &lines,
                              cudaStream_t stream);
 
+// Batch normalization (kernels/batchnorm.h), one block per channel: the lines are the channels and
+// a line is every element of one channel; operands y, x (forward) and dx, x, dy (backward). The
+// F32 [C] vectors are each read or written at channel * their stride. Training computes the batch
+// mean and biased variance (written to mean_out, var_out); inference reads mean_in, var_in.
+struct BatchnormForward {
+  bool training;
+  double eps;
+  const float *gamma, *beta, *mean_in, *var_in;
+  float *mean_out, *var_out;
+  int64_t gamma_stride, beta_stride, mean_stride, var_stride;
+};
+cudaError_t batchnorm(int32_t dtype, const BatchnormForward &p, void *y, const void *x, const Lines<2> &lines,
+                      cudaStream_t stream);
+struct BatchnormBackward {
+  double eps;
+  const float *mean, *var, *gamma;
+  float *dgamma, *dbeta;
+  int64_t mean_stride, var_stride, gamma_stride, dgamma_stride, dbeta_stride;
+};
+cudaError_t batchnorm_backward(int32_t dtype, const BatchnormBackward &p, void *dx, const void *x, const void *dy,
+                               const Lines<3> &lines, cudaStream_t stream);
+
 // Elementwise losses (MSE, L1, BCE, BCE_WITH_LOGITS): loss = mean of the terms over every element
 // (one line: operands pred, target); backward dpred = grad * scale / count (operands dpred, pred,
 // target).
@@ -102,6 +124,38 @@ cudaError_t pool2d(int32_t dtype, const kernels::PoolGeometry &g, const PoolStri
                    cudaStream_t stream);
 cudaError_t pool2d_backward(int32_t dtype, const kernels::PoolGeometry &g, const PoolStrides &s, void *dx,
                             const void *dy, const void *x, cudaStream_t stream);
+
+// ARGREDUCE: one thread per line (y's elements); `outer` walks y's dims with operands y and x, and
+// each line is `length` elements of x `stride` apart. Any numeric dtype; y is I64.
+struct ArgLines {
+  Index2 outer;
+  int64_t count = 0, length = 0, stride = 0;
+};
+cudaError_t argreduce(int32_t alg, int32_t dtype, int64_t *y, const void *x, const ArgLines &lines,
+                      cudaStream_t stream);
+
+// GATHER and SCATTER_ADD: `walk` walks the index tensor in row-major order, operand 0 the indices
+// (I32 or I64) and operand 1 the first element of the matching row of the [..., D] tensor (GATHER's
+// y, SCATTER_ADD's dy), whose last dim has stride rows_col; the table (GATHER's table,
+// SCATTER_ADD's dtable) is [rows, width] with strides (table_row, table_col).
+struct IndexRows {
+  Index2 walk;
+  int64_t positions = 0;
+  int32_t index_dtype = 0;
+  int64_t rows = 0, width = 0, table_row = 0, table_col = 0, rows_col = 0;
+};
+// Lowers *first_bad (device; the caller presets it to all ones) to the first position whose index
+// lies outside [0, rows).
+cudaError_t check_indices(const IndexRows &r, const void *indices, unsigned long long *first_bad,
+                          cudaStream_t stream);
+// y rows = table rows, for elements of element_bytes (1, 2, 4 or 8); indices must be checked first.
+cudaError_t gather(int element_bytes, const IndexRows &r, void *y, const void *table, const void *indices,
+                   cudaStream_t stream);
+// dtable (float dtypes, overwritten) = the sums of the dy rows per index. One thread per dtable
+// element scans every index in order: no atomics, so the sums are in the CPU's order, bit-identical
+// to the reference backend and deterministic; f16 and bf16 accumulate in f32.
+cudaError_t scatter_add(int32_t dtype, const IndexRows &r, void *dtable, const void *dy, const void *indices,
+                        cudaStream_t stream);
 
 // One fused optimizer step over n contiguous F32 elements; s0 and s1 may be NULL when the rule
 // keeps no such state.

@@ -77,7 +77,12 @@ std::string op_refusal(const nnrt_op_desc &d) {
     case NNRT_OP_POOL2D:
     case NNRT_OP_POOL2D_BACKWARD: return pool_refusal(d);
     case NNRT_OP_MATMUL: return matmul_refusal(d);
-    default: return "op kind " + std::to_string(d.kind) + " has no CUDA implementation in this backend yet";
+    case NNRT_OP_BATCHNORM:
+    case NNRT_OP_BATCHNORM_BACKWARD: return batchnorm_refusal(d);
+    case NNRT_OP_ARGREDUCE:
+    case NNRT_OP_GATHER:
+    case NNRT_OP_SCATTER_ADD: return index_refusal(d);
+    default: return "op kind " + std::to_string(d.kind) + " is not an nnrt_op_kind this backend knows";
   }
 }
 
@@ -88,6 +93,9 @@ std::unique_ptr<Op> create_op(const nnrt_backend_instance &instance, const nnrt_
   if (d.kind == NNRT_OP_POOL2D || d.kind == NNRT_OP_POOL2D_BACKWARD) return create_pool_op(d);
   if (d.kind == NNRT_OP_CONV2D || d.kind == NNRT_OP_CONV2D_BACKWARD_DATA || d.kind == NNRT_OP_CONV2D_BACKWARD_WEIGHTS)
     return create_conv_op(instance, d);
+  if (d.kind == NNRT_OP_BATCHNORM || d.kind == NNRT_OP_BATCHNORM_BACKWARD) return create_batchnorm_op(d);
+  if (d.kind == NNRT_OP_ARGREDUCE || d.kind == NNRT_OP_GATHER || d.kind == NNRT_OP_SCATTER_ADD)
+    return create_index_op(d);
   if (d.kind == NNRT_OP_LOSS || d.kind == NNRT_OP_LOSS_BACKWARD) return create_loss_op(d);
   if (d.kind == NNRT_OP_REDUCE || d.kind == NNRT_OP_SOFTMAX || d.kind == NNRT_OP_SOFTMAX_BACKWARD)
     return create_line_op(d);

@@ -17,7 +17,8 @@ std::string op_refusal(const nnrt_op_desc &desc);
 // Creates the op; throws Failure (NNRT_ERR_UNSUPPORTED with the reason for a refused descriptor).
 std::unique_ptr<Op> create_op(const nnrt_backend_instance &instance, const nnrt_op_desc &desc);
 
-// Per family (eltwise_ops.cpp, line_ops.cpp, loss_ops.cpp, pool_ops.cpp, conv_op.cpp, matmul_op.cpp).
+// Per family (eltwise_ops.cpp, line_ops.cpp, loss_ops.cpp, pool_ops.cpp, conv_op.cpp, matmul_op.cpp,
+// index_ops.cpp, batchnorm_ops.cpp).
 std::string eltwise_refusal(const nnrt_op_desc &desc);
 std::unique_ptr<Op> create_eltwise_op(const nnrt_op_desc &desc);
 std::string line_refusal(const nnrt_op_desc &desc);
@@ -28,6 +29,10 @@ std::string pool_refusal(const nnrt_op_desc &desc);
 std::unique_ptr<Op> create_pool_op(const nnrt_op_desc &desc);
 std::string conv_refusal(const nnrt_op_desc &desc);
 std::unique_ptr<Op> create_conv_op(const nnrt_backend_instance &instance, const nnrt_op_desc &desc);
+std::string batchnorm_refusal(const nnrt_op_desc &desc);
+std::unique_ptr<Op> create_batchnorm_op(const nnrt_op_desc &desc);
+std::string index_refusal(const nnrt_op_desc &desc);
+std::unique_ptr<Op> create_index_op(const nnrt_op_desc &desc);
 std::string matmul_refusal(const nnrt_op_desc &desc);
 std::unique_ptr<Op> create_matmul_op(const nnrt_backend_instance &instance, const nnrt_op_desc &desc);
 

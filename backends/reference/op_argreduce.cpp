@@ -2,6 +2,7 @@
 // largest (ARG_MAX) or smallest (ARG_MIN) element, for every numeric dtype. The first index wins
 // ties, and NaN counts as the largest value: ARG_MAX returns the first NaN, ARG_MIN skips NaNs
 // unless the whole line is NaN.
+#include "nnrt/kernels/index_ops.h"
 #include "reference/dtype.h"
 #include "reference/op_kernel.h"
 #include "reference/strided.h"
@@ -9,18 +10,6 @@
 
 namespace nnrt::reference {
 namespace {
-
-// True when v should replace best, scanning in index order.
-template <class C>
-bool beats(int alg, C v, C best) {
-  if constexpr (std::is_floating_point_v<C>) {
-    const bool v_nan = v != v, best_nan = best != best;
-    if (alg == NNRT_ARG_MAX) return !best_nan && (v_nan || v > best);
-    return best_nan ? !v_nan : v < best;
-  } else {
-    return alg == NNRT_ARG_MAX ? v > best : v < best;
-  }
-}
 
 class ArgReduceKernel final : public OpKernel {
  public:
@@ -49,7 +38,7 @@ class ArgReduceKernel final : public OpKernel {
             int64_t best_index = 0;
             for (int64_t k = 1; k < length_; ++k) {
               C v = load(line + k * stride_);
-              if (beats(alg_, v, best)) {
+              if (kernels::arg_beats(alg_, v, best)) {
                 best = v;
                 best_index = k;
               }

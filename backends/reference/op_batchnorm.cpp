@@ -11,7 +11,7 @@
 #include "reference/strided.h"
 #include "reference/summation.h"
 #include "reference/validate.h"
-#include "nnrt/kernels/fmath.h"
+#include "nnrt/kernels/batchnorm.h"
 
 namespace nnrt::reference {
 namespace {
@@ -79,13 +79,14 @@ class BatchnormKernel final : public OpKernel {
           mean = static_cast<A>(input_ptr<float>(args, 3)[c * params_[2].strides[0]]);
           var = static_cast<A>(input_ptr<float>(args, 4)[c * params_[3].strides[0]]);
         }
-        const A scale = static_cast<A>(gamma[c * params_[0].strides[0]]) / kernels::k_sqrt(var + static_cast<A>(eps_));
+        const A scale = kernels::bn_scale(static_cast<A>(gamma[c * params_[0].strides[0]]), var, static_cast<A>(eps_));
         const A shift = static_cast<A>(beta[c * params_[1].strides[0]]);
         T *yc = y + c * y_.strides[1];
         parallel_for(exec, y_x_.count, kCheapGrain, [&](int64_t begin, int64_t end) {
           for_each_run(y_x_, begin, end, [&](const int64_t *o, int64_t n) {
             const int64_t sy = y_x_.inner_stride(0), sx = y_x_.inner_stride(1);
-            for (int64_t i = 0; i < n; ++i) store(yc + o[0] + i * sy, (load(xc + o[1] + i * sx) - mean) * scale + shift);
+            for (int64_t i = 0; i < n; ++i)
+              store(yc + o[0] + i * sy, kernels::bn_forward(load(xc + o[1] + i * sx), mean, scale, shift));
           });
         });
       });
@@ -126,7 +127,7 @@ class BatchnormBackwardKernel final : public OpKernel {
         const Exec &exec = parallel_inside ? exec_ : kSerial;
         const T *xc = x + c * x_.strides[1], *dyc = dy + c * dy_.strides[1];
         const A mean = static_cast<A>(mean_in[c * mean_.strides[0]]);
-        const A inv_std = A(1) / kernels::k_sqrt(static_cast<A>(var_in[c * var_.strides[0]]) + static_cast<A>(eps_));
+        const A inv_std = kernels::bn_inv_std(static_cast<A>(var_in[c * var_.strides[0]]), static_cast<A>(eps_));
         const A gamma = static_cast<A>(gamma_in[c * gamma_.strides[0]]);
         const A sum_dy = parallel_cascade_sum<A>(exec, dy_terms_, dyc, [](A v) { return v; });
         const A sum_dy_xhat = parallel_cascade_sum<A>(exec, x_dy_, [&](CascadeSum<A> &sum, const int64_t *o, int64_t n) {
@@ -144,7 +145,8 @@ class BatchnormBackwardKernel final : public OpKernel {
             const int64_t sdx = dx_x_dy_.inner_stride(0), sx = dx_x_dy_.inner_stride(1), sdy = dx_x_dy_.inner_stride(2);
             for (int64_t i = 0; i < n; ++i) {
               const A xhat = (load(xc + o[1] + i * sx) - mean) * inv_std;
-              store(dxc + o[0] + i * sdx, scale * (load(dyc + o[2] + i * sdy) - mean_dy - xhat * mean_dy_xhat));
+              store(dxc + o[0] + i * sdx,
+                    kernels::bn_backward(load(dyc + o[2] + i * sdy), xhat, scale, mean_dy, mean_dy_xhat));
             }
           });
         });

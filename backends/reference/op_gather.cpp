@@ -8,6 +8,7 @@
 // accumulate in f32 in the workspace.
 #include <string.h>
 
+#include "nnrt/kernels/index_ops.h"
 #include "reference/dtype.h"
 #include "reference/op_kernel.h"
 #include "reference/strided.h"
@@ -43,7 +44,7 @@ class IndexWalk {
 
   void check(const void *indices, int64_t rows) const {
     for_each(indices, 0, count(), [&](int64_t position, int64_t v, int64_t) {
-      if (v < 0 || v >= rows) {
+      if (!kernels::index_in_rows(v, rows)) {
         int64_t at[NNRT_MAX_DIMS], rest = position;
         for (int d = indices_.ndim - 1; d >= 0; --d) {
           at[d] = rest % indices_.dims[d];

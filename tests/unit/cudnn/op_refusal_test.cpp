@@ -104,10 +104,89 @@ TEST(OpRefusal, PoolingChecksItsGeometry) {
   EXPECT_NE(op_refusal(pool), "");
 }
 
-TEST(OpRefusal, KindsWithoutACudaImplementationSaySo) {
-  auto x = contiguous(F32, {1, 1, 4, 4});
-  std::string why = op_refusal(op(NNRT_OP_BATCHNORM, 0, {x}, {x}));
-  EXPECT_NE(why.find("no CUDA implementation"), std::string::npos) << why;
+TEST(OpRefusal, ArgReduceTakesNumericLinesIntoI64) {
+  const int32_t I64 = NNRT_DTYPE_I64;
+  nnrt_op_desc arg = op(NNRT_OP_ARGREDUCE, NNRT_ARG_MAX, {contiguous(F32, {4, 5})}, {contiguous(I64, {4, 1})});
+  arg.attrs.axis = 1;
+  EXPECT_EQ(op_refusal(arg), "");
+  for (int32_t dtype : {int32_t{NNRT_DTYPE_F64}, int32_t{NNRT_DTYPE_F16}, int32_t{NNRT_DTYPE_BF16},
+                        int32_t{NNRT_DTYPE_I32}, I64, int32_t{NNRT_DTYPE_U8}}) {
+    arg.inputs[0].dtype = dtype;
+    EXPECT_EQ(op_refusal(arg), "") << "dtype " << dtype;
+  }
+  arg.inputs[0].dtype = NNRT_DTYPE_BOOL;
+  EXPECT_NE(op_refusal(arg), "");
+  arg.inputs[0].dtype = F32;
+  arg.outputs[0].dtype = NNRT_DTYPE_I32;  // indices are I64
+  EXPECT_NE(op_refusal(arg), "");
+  arg.outputs[0].dtype = I64;
+  arg.attrs.axis = 0;  // y would be [1, 5]
+  EXPECT_NE(op_refusal(arg), "");
+  arg.attrs.axis = 2;
+  EXPECT_NE(op_refusal(arg), "");
+  arg.attrs.axis = 1;
+  arg.attrs.alg = 7;
+  EXPECT_NE(op_refusal(arg), "");
+  nnrt_op_desc empty = op(NNRT_OP_ARGREDUCE, NNRT_ARG_MIN, {contiguous(F32, {3, 0})}, {contiguous(I64, {3, 1})});
+  empty.attrs.axis = 1;
+  EXPECT_NE(op_refusal(empty), "");  // no index: the reference backend reports the error
+}
+
+TEST(OpRefusal, GatherAndScatterAddCheckRowsAndIndices) {
+  auto table = contiguous(F32, {10, 3});
+  auto indices = contiguous(NNRT_DTYPE_I32, {2, 4});
+  auto rows = contiguous(F32, {2, 4, 3});
+  EXPECT_EQ(op_refusal(op(NNRT_OP_GATHER, 0, {table, indices}, {rows})), "");
+  EXPECT_EQ(op_refusal(op(NNRT_OP_SCATTER_ADD, 0, {rows, indices}, {table})), "");
+  // GATHER copies any dtype; SCATTER_ADD sums floats only.
+  auto int_table = contiguous(NNRT_DTYPE_I64, {10, 3});
+  auto int_rows = contiguous(NNRT_DTYPE_I64, {2, 4, 3});
+  EXPECT_EQ(op_refusal(op(NNRT_OP_GATHER, 0, {int_table, indices}, {int_rows})), "");
+  EXPECT_NE(op_refusal(op(NNRT_OP_SCATTER_ADD, 0, {int_rows, indices}, {int_table})), "");
+  EXPECT_NE(op_refusal(op(NNRT_OP_GATHER, 0, {table, contiguous(F32, {2, 4})}, {rows})), "");  // float indices
+  EXPECT_NE(op_refusal(op(NNRT_OP_GATHER, 0, {table, indices}, {contiguous(F32, {2, 4, 2})})), "");
+  EXPECT_NE(op_refusal(op(NNRT_OP_GATHER, 0, {table, indices}, {contiguous(F32, {8, 3})})), "");
+  EXPECT_NE(op_refusal(op(NNRT_OP_GATHER, 0, {table, indices}, {contiguous(NNRT_DTYPE_F16, {2, 4, 3})})), "");
+  EXPECT_NE(op_refusal(op(NNRT_OP_SCATTER_ADD, 0, {rows, indices}, {contiguous(F32, {10, 3, 1})})), "");
+  EXPECT_NE(op_refusal(op(NNRT_OP_SCATTER_ADD, 0, {rows}, {table})), "");
+}
+
+TEST(OpRefusal, BatchnormChecksItsChannelVectors) {
+  auto x = contiguous(NNRT_DTYPE_BF16, {8, 3, 5, 5});
+  auto c = contiguous(F32, {3});
+  nnrt_op_desc train = op(NNRT_OP_BATCHNORM, 0, {x, c, c}, {x, c, c});
+  train.attrs.flags = NNRT_FLAG_TRAINING;
+  train.attrs.eps = 1e-5;
+  EXPECT_EQ(op_refusal(train), "");
+  nnrt_op_desc infer = op(NNRT_OP_BATCHNORM, 0, {x, c, c, c, c}, {x});
+  EXPECT_EQ(op_refusal(infer), "");
+  nnrt_op_desc backward = op(NNRT_OP_BATCHNORM_BACKWARD, 0, {x, x, c, c, c}, {x, c, c});
+  EXPECT_EQ(op_refusal(backward), "");
+  EXPECT_NE(op_refusal(op(NNRT_OP_BATCHNORM, 0, {x, c, c}, {x, c, c})), "");  // inference takes 5 inputs
+  train.inputs[1] = contiguous(F32, {4});  // gamma [C] with the wrong C
+  EXPECT_NE(op_refusal(train), "");
+  train.inputs[1] = contiguous(NNRT_DTYPE_BF16, {3});  // the vectors are F32 whatever x is
+  EXPECT_NE(op_refusal(train), "");
+  train.inputs[1] = c;
+  train.attrs.eps = -1;
+  EXPECT_NE(op_refusal(train), "");
+  backward.inputs[1] = contiguous(NNRT_DTYPE_BF16, {8, 3, 5, 4});
+  EXPECT_NE(op_refusal(backward), "");
+  auto vector = contiguous(F32, {3});
+  EXPECT_NE(op_refusal(op(NNRT_OP_BATCHNORM, 0, {vector, c, c, c, c}, {vector})), "");  // rank >= 2
+  EXPECT_NE(op_refusal(op(NNRT_OP_BATCHNORM, 0, {contiguous(NNRT_DTYPE_I32, {2, 3}), c, c, c, c},
+                          {contiguous(NNRT_DTYPE_I32, {2, 3})})), "");
+}
+
+TEST(OpRefusal, EveryOpKindHasACudaImplementation) {
+  // Unknown kinds are refused with a reason; every known kind reaches its family's own checks.
+  auto x = contiguous(F32, {4});
+  std::string why = op_refusal(op(NNRT_OP_KIND_COUNT, 0, {x}, {x}));
+  EXPECT_NE(why.find("not an nnrt_op_kind"), std::string::npos) << why;
+  for (int32_t kind = 1; kind < NNRT_OP_KIND_COUNT; ++kind) {
+    why = op_refusal(op(kind, 0, {}, {}));
+    EXPECT_EQ(why.find("not an nnrt_op_kind"), std::string::npos) << "kind " << kind << ": " << why;
+  }
 }
 
 }  // namespace
