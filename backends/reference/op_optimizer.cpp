@@ -36,30 +36,6 @@ void visit_optimizer_alg(int alg, Fn &&fn) {
   }
 }
 
-// The update over n consecutive elements of tensors that are all dense, with the state count
-// known at compile time: a loop the compiler vectorizes (the strided walk below it does not).
-template <int Alg, int States>
-void update_dense(const float *__restrict grad, float *__restrict param, float *__restrict state0,
-                  float *__restrict state1, int64_t n, const kernels::OptimizerStep &step) {
-  for (int64_t i = 0; i < n; ++i) {
-    float p = param[i];
-    float v0 = States > 0 ? state0[i] : 0.0f;
-    float v1 = States > 1 ? state1[i] : 0.0f;
-    kernels::optimizer_update<Alg>(grad[i], p, v0, v1, step);
-    param[i] = p;
-    if constexpr (States > 0) state0[i] = v0;
-    if constexpr (States > 1) state1[i] = v1;
-  }
-}
-
-template <int Alg>
-void update_dense(int states, const float *grad, float *param, float *state0, float *state1, int64_t n,
-                  const kernels::OptimizerStep &step) {
-  if (states == 0) return update_dense<Alg, 0>(grad, param, nullptr, nullptr, n, step);
-  if (states == 1) return update_dense<Alg, 1>(grad, param, state0, nullptr, n, step);
-  return update_dense<Alg, 2>(grad, param, state0, state1, n, step);
-}
-
 class OptimizerKernel final : public OpKernel {
  public:
   explicit OptimizerKernel(const OpSetup &setup)
@@ -70,8 +46,6 @@ class OptimizerKernel final : public OpKernel {
                                  states_ > 0 ? d.outputs[1].strides : d.outputs[0].strides,
                                  states_ > 1 ? d.outputs[2].strides : d.outputs[0].strides};
     loop_ = make_strided_loop<4>(d.outputs[0].ndim, d.outputs[0].dims, strides);
-    dense_ = loop_.ndim == 1;
-    for (int k = 0; k < 4; ++k) dense_ = dense_ && (loop_.count <= 1 || loop_.inner_stride(k) == 1);
   }
 
   void run(const nnrt_op_args &args) const override {
@@ -85,13 +59,6 @@ class OptimizerKernel final : public OpKernel {
     float *state1 = states_ > 1 ? output_ptr<float>(args, 2) : nullptr;
     visit_optimizer_alg(attrs_.alg, [&](auto a) {
       constexpr int Alg = decltype(a)::value;
-      if (dense_) {
-        parallel_for(exec_, loop_.count, kCheapGrain / 4, [&](int64_t begin, int64_t end) {
-          update_dense<Alg>(states_, grad + begin, param + begin, state0 ? state0 + begin : nullptr,
-                            state1 ? state1 + begin : nullptr, end - begin, step);
-        });
-        return;
-      }
       parallel_for(exec_, loop_.count, kCheapGrain / 4, [&](int64_t begin, int64_t end) {
         for_each_run(loop_, begin, end, [&](const int64_t *o, int64_t n) {
           const int64_t sg = loop_.inner_stride(0), sp = loop_.inner_stride(1), s0 = loop_.inner_stride(2),
@@ -115,7 +82,6 @@ class OptimizerKernel final : public OpKernel {
   nnrt_op_attrs attrs_;
   int states_;
   StridedLoop<4> loop_;
-  bool dense_ = false;  // every tensor dense and laid out alike: update_dense
 };
 
 void expect_hyperparameters(const nnrt_op_attrs &a) {

@@ -48,17 +48,14 @@ NNRT_HD OptimizerStep make_optimizer_step(const nnrt_op_attrs &attrs, double lr,
 }
 
 // The common steps: returns the gradient the rule sees, and applies decoupled weight decay to p.
-// Terms whose coefficient is 0 are left out rather than multiplied by 0, so that an infinite
-// parameter does not turn the gradient into NaN when no regularization was asked for. Written as
-// selects, not branches, so that a loop over elements vectorizes (the CPU's dense path).
+// Terms whose coefficient is 0 are skipped rather than multiplied by 0, so that an infinite
+// parameter does not turn the gradient into NaN when no regularization was asked for.
 NNRT_HD float optimizer_common(float g, float &p, const OptimizerStep &s) {
   g = g * s.grad_scale;
-  const float clipped = g < -s.clip_value ? -s.clip_value : (g > s.clip_value ? s.clip_value : g);
-  g = s.clip_value > 0.0f ? clipped : g;
-  const float l2 = s.l2 * p, l1 = s.l1 * k_sign(p), decayed = p - s.decay * p;
-  g = s.l2 != 0.0f ? g + l2 : g;
-  g = s.l1 != 0.0f ? g + l1 : g;
-  p = s.decay != 0.0f ? decayed : p;
+  if (s.clip_value > 0.0f) g = g < -s.clip_value ? -s.clip_value : (g > s.clip_value ? s.clip_value : g);
+  if (s.l2 != 0.0f) g += s.l2 * p;
+  if (s.l1 != 0.0f) g += s.l1 * k_sign(p);
+  if (s.decay != 0.0f) p -= s.decay * p;
   return g;
 }
 
@@ -67,10 +64,13 @@ NNRT_HD void optimizer_update(float grad, float &p, float &s0, float &s1, const 
   float g = optimizer_common(grad, p, s);
   if constexpr (Alg == NNRT_OPTIMIZER_SGD) {
     (void)s1;
-    const float velocity = s.momentum * s0 + g;
-    const float step = s.nesterov ? g + s.momentum * velocity : velocity;
-    s0 = s.momentum > 0.0f ? velocity : s0;
-    p -= s.lr * (s.momentum > 0.0f ? step : g);
+    if (s.momentum > 0.0f) {
+      s0 = s.momentum * s0 + g;  // velocity
+      float step = s.nesterov ? g + s.momentum * s0 : s0;
+      p -= s.lr * step;
+    } else {
+      p -= s.lr * g;
+    }
   } else if constexpr (Alg == NNRT_OPTIMIZER_ADAGRAD) {
     (void)s1;
     s0 += g * g;
