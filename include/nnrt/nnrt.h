@@ -430,7 +430,7 @@ NNRT_API nnrt_status nnrt_model_import_onnx_memory(nnrt_context *ctx, const void
 ** it back. The write is atomic as nnrt_model_save's.
 ** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments; NNRT_ERR_UNSUPPORTED for a
 ** layer kind with no ONNX form here (lstm; the message names the layer); NNRT_ERR_IO when the file
-** cannot be written. */
+** cannot be written; NNRT_ERR_OUT_OF_MEMORY. */
 NNRT_API nnrt_status nnrt_model_export_onnx(const nnrt_model *m, const char *path);
 
 /* Saves the model's config and parameters to `path` as one safetensors file that any safetensors

@@ -113,6 +113,7 @@ std::vector<Case> cases(Fixture &f) {
     f.x = f.y = nullptr;
   };
   std::string saved = f.dir + "/saved.safetensors", csv = f.dir + "/data.csv";
+  std::string onnx = f.dir + "/model.onnx", exported = f.dir + "/exported.onnx";
   static nnrt_array *out = nullptr;
   static nnrt_model *made = nullptr;
   static nnrt_evaluation *eval = nullptr;
@@ -186,6 +187,10 @@ std::vector<Case> cases(Fixture &f) {
       {"nnrt_model_load", nothing, [&f, saved] { return nnrt_model_load(f.ctx, saved.c_str(), &made); }, drop_made},
       {"nnrt_trainer_restore", with_trainer,
        [&f, saved] { return nnrt_trainer_restore(f.trainer, saved.c_str()); }, drop_made},
+      {"nnrt_model_export_onnx", with_model, [&f, exported] { return nnrt_model_export_onnx(f.model, exported.c_str()); },
+       drop_made},
+      {"nnrt_model_import_onnx", nothing,
+       [&f, onnx] { return nnrt_model_import_onnx(f.ctx, onnx.c_str(), nullptr, &made); }, drop_made},
   };
 }
 
@@ -230,13 +235,15 @@ long sweep(Fixture &f, const Injector &inj, long max_k) {
   return injected;
 }
 
-// A checkpoint (model and adam state) for the load and restore cases.
+// A checkpoint (model and adam state) for the load and restore cases, and the model as ONNX for
+// the import case.
 void write_checkpoint(Fixture &f) {
   nnrt_model *m = nullptr;
   nnrt_trainer *t = nullptr;
   must(nnrt_model_create(f.ctx, kMlp, &m), "model");
   must(nnrt_trainer_create(m, kTrainerOptions, &t), "trainer");
   must(nnrt_trainer_save(t, (f.dir + "/saved.safetensors").c_str()), "save");
+  must(nnrt_model_export_onnx(m, (f.dir + "/model.onnx").c_str()), "export");
   nnrt_trainer_release(t);
   nnrt_model_release(m);
 }
@@ -305,8 +312,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   nnrt_context_release(f.ctx);
-  std::remove((f.dir + "/saved.safetensors").c_str());
-  std::remove((f.dir + "/data.csv").c_str());
+  for (const char *file : {"/saved.safetensors", "/data.csv", "/model.onnx", "/exported.onnx"})
+    std::remove((f.dir + file).c_str());
   rmdir(f.dir.c_str());
   std::printf("fault_sweep %s: %ld faults injected, %d failures\n", mode.c_str(), total, failures);
   return failures ? 1 : 0;
