@@ -320,10 +320,8 @@ class Engine {
         return code;
       }
       case nnrt_comm_request::kFree:
-        if (c.liveness.attached()) {
-          c.liveness.detach();
-          listening_.erase(std::find(listening_.begin(), listening_.end(), &c));
-        }
+        c.liveness.detach();  // nothing when it never attached
+        listening_.erase(std::remove(listening_.begin(), listening_.end(), &c), listening_.end());
         return MPI_Comm_free(&c.mpi);
       case nnrt_comm_request::kDiagnose:
         break;  // see diagnose()
