@@ -218,8 +218,10 @@ NNRT_API void nnrt_context_release(nnrt_context *ctx);
 ** {"name", "path", "loaded", "error"}, where "error" says why it did not load, such as a missing
 ** dependency or a version mismatch), "comms" (every communicator plugin file found, see
 ** nnrt_comm.h: {"name", "path", "loaded", "error", "version"}), "devices" (the selected backend's devices: {"index", "name",
-** "kind", "memory_bytes"}) and "cache" ({"allocated_bytes", "cached_bytes", "peak_bytes", "hits",
-** "misses", "max_cached_bytes", "max_block_bytes", "max_total_bytes"}).
+** "kind", "memory_bytes"}), "cache" ({"allocated_bytes", "cached_bytes", "peak_bytes", "hits",
+** "misses", "max_cached_bytes", "max_block_bytes", "max_total_bytes"}) and "onnx" (the ONNX converter
+** plugin, see nnrt_model_import_onnx: {"path", "loaded", and "version" or "error"}; describing loads
+** it).
 **
 ** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong ctx, len == NULL, or buf == NULL
 ** with cap > 0. */
@@ -393,6 +395,10 @@ NNRT_API nnrt_status nnrt_model_load(nnrt_context *ctx, const char *path, nnrt_m
 ** Dropout, Identity, Constant, Gather of a constant table -> embedding) and the initializers become
 ** its parameters. The model predicts, evaluates, saves and, given a loss, trains like one built
 ** from JSON. External data files are read from the model's folder.
+** ONNX is parsed by the converter plugin libnnrt-onnx.so (it carries protobuf, so that libnnrt
+** does not), searched for in the plugin folders as backends are and loaded on the first import or
+** export; nnrt_context_describe's "onnx" says whether it loaded. A static program finds it the same
+** way.
 ** The graph must have one input that is not an initializer (float, or integer indices that only a
 ** Gather reads) and one output. `options_json` may be NULL, or a JSON object with:
 **   "batch"  (true): dim 0 of the ONNX input is the batch, of any size; false: the ONNX input is
@@ -412,7 +418,8 @@ NNRT_API nnrt_status nnrt_model_load(nnrt_context *ctx, const char *path, nnrt_m
 ** attribute value nnrt does not implement, several inputs or outputs, an op across the batch dim,
 ** declared dims too large to hold (the message names the node, its op type and the opset); nothing
 ** of a declared size is allocated before it is checked; NNRT_ERR_SHAPE when the graph's shapes do
-** not fit together; NNRT_ERR_OUT_OF_MEMORY. */
+** not fit together; NNRT_ERR_OUT_OF_MEMORY. NNRT_ERR_UNSUPPORTED also when the converter plugin is
+** missing or did not load (the message names the folders searched or the reason). */
 NNRT_API nnrt_status nnrt_model_import_onnx(nnrt_context *ctx, const char *path, const char *options_json,
                                             nnrt_model **out);
 
@@ -429,8 +436,9 @@ NNRT_API nnrt_status nnrt_model_import_onnx_memory(nnrt_context *ctx, const void
 ** dim "N". What it writes passes onnx.checker and runs in ONNX Runtime; nnrt_model_import_onnx reads
 ** it back. The write is atomic as nnrt_model_save's.
 ** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments; NNRT_ERR_UNSUPPORTED for a
-** layer kind with no ONNX form here (lstm; the message names the layer); NNRT_ERR_IO when the file
-** cannot be written; NNRT_ERR_OUT_OF_MEMORY. */
+** layer kind with no ONNX form here (lstm; the message names the layer) and when the converter
+** plugin is missing (as nnrt_model_import_onnx); NNRT_ERR_IO when the file cannot be written;
+** NNRT_ERR_OUT_OF_MEMORY. */
 NNRT_API nnrt_status nnrt_model_export_onnx(const nnrt_model *m, const char *path);
 
 /* Saves the model's config and parameters to `path` as one safetensors file that any safetensors

@@ -1,5 +1,6 @@
 // nnrt_context_*: create, describe, release.
 #include "api/handles.h"
+#include "io/onnx_converter_plugin.h"
 #include "backend/registry.h"
 
 using namespace nnrt;
@@ -22,7 +23,10 @@ void nnrt_context_release(nnrt_context *ctx) { release_handle(ctx, "nnrt_context
 nnrt_status nnrt_context_describe(nnrt_context *ctx, char *buf, size_t cap, size_t *len) {
   return guard("nnrt_context_describe", [&] {
     check_handle(ctx, "ctx");
-    write_string(ctx->impl->describe(), buf, cap, len);
+    // The context's own description, plus the ONNX converter plugin (an io-layer matter).
+    Json d = Json::parse(ctx->impl->describe());
+    d["onnx"] = io::onnx_converter_info();
+    write_string(d.dump(), buf, cap, len);
   });
 }
 

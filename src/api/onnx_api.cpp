@@ -1,15 +1,14 @@
 // nnrt_model_import_onnx, nnrt_model_import_onnx_memory, nnrt_model_export_onnx.
 #include "api/handles.h"
-#include "model/onnx_export.h"
-#include "model/onnx_import.h"
+#include "model/onnx_model.h"
 
 using namespace nnrt;
 using namespace nnrt::api;
 
 namespace {
 
-io::onnx_format::ImportOptions import_options(const char *options_json) {
-  return io::onnx_format::parse_import_options(options_json ? parse_json_object(options_json, "options") : Json::object());
+Json import_options(const char *options_json) {
+  return options_json ? parse_json_object(options_json, "options") : Json::object();
 }
 
 }  // namespace
@@ -23,7 +22,7 @@ nnrt_status nnrt_model_import_onnx(nnrt_context *ctx, const char *path, const ch
     require(out != nullptr, "out is NULL; expected a pointer to receive the model");
     auto options = import_options(options_json);
     auto h = std::make_unique<nnrt_model>();
-    h->impl = io::onnx_format::import_file(ctx->impl, path, options);
+    h->impl = model::import_onnx_file(ctx->impl, path, options);
     *out = h.release();
   });
 }
@@ -36,7 +35,7 @@ nnrt_status nnrt_model_import_onnx_memory(nnrt_context *ctx, const void *data, s
     require(out != nullptr, "out is NULL; expected a pointer to receive the model");
     auto options = import_options(options_json);
     auto h = std::make_unique<nnrt_model>();
-    h->impl = io::onnx_format::import_memory(ctx->impl, data ? data : "", nbytes, options);
+    h->impl = model::import_onnx_memory(ctx->impl, data, nbytes, options);
     *out = h.release();
   });
 }
@@ -45,7 +44,7 @@ nnrt_status nnrt_model_export_onnx(const nnrt_model *m, const char *path) {
   return guard("nnrt_model_export_onnx", [&] {
     check_handle(m, "m");
     require(path != nullptr && *path != '\0', "path is NULL or empty; expected the path of the .onnx file to write");
-    io::onnx_format::export_file(*m->impl, path);
+    model::export_onnx(*m->impl, path);
   });
 }
 

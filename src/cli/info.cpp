@@ -53,6 +53,14 @@ void print_human(const nlohmann::json &d) {
     std::string detail = loaded ? p["version"].get<std::string>() : p["error"].get<std::string>();
     if (!detail.empty()) std::printf("  %-10s %-10s %s\n", "", "", detail.c_str());
   }
+  if (d.contains("onnx")) {
+    const auto &o = d["onnx"];
+    bool loaded = o["loaded"].get<bool>();
+    std::printf("\nONNX import/export\n  %-10s %-10s %s\n", "onnx", loaded ? "loaded" : "not loaded",
+                o["path"].get<std::string>().c_str());
+    std::string detail = loaded ? o["version"].get<std::string>() : o["error"].get<std::string>();
+    if (!detail.empty()) std::printf("  %-10s %-10s %s\n", "", "", detail.c_str());
+  }
   const auto &c = d["cache"];
   std::printf("\ncache      %s allocated, %s cached, peak %s, %llu hits, %llu misses\n",
               human_bytes(c["allocated_bytes"].get<double>()).c_str(), human_bytes(c["cached_bytes"].get<double>()).c_str(),

@@ -24,3 +24,13 @@ if [ $status -ne 0 ]; then
   exit 1
 fi
 echo "ABI matches abi/libnnrt.abi"
+
+# DESIGN: libnnrt depends on nothing beyond the C++ runtime, zlib and libdl (and libc's parts);
+# anything heavy (oneDNN, CUDA, MPI, protobuf) belongs to a plugin.
+allowed='^(libz\.so\.1|libstdc\+\+\.so\.6|libm\.so\.6|libgcc_s\.so\.1|libc\.so\.6|libdl\.so\.2|libpthread\.so\.0|ld-linux-x86-64\.so\.2)$'
+extra=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -Ev "$allowed" || true)
+if [ -n "$extra" ]; then
+  echo "libnnrt.so needs libraries beyond the C++ runtime, zlib and libdl: $extra" >&2
+  exit 1
+fi
+echo "libnnrt.so needs only: $(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')"

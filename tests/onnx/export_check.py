@@ -8,7 +8,8 @@ batchnorm, global pooling, dropout) exported with nnrt_model_export_onnx, then c
   onnxruntime  ONNX Runtime gives nnrt's outputs to 1e-4
 
 Exits 77 (skipped) when the peer is not installed (onnx.reference needs onnx >= 1.13; Debian 12
-ships 1.12). Usage: export_check.py <mode> <libnnrt.so> <examples/lenet.json>"""
+ships 1.12, so scripts/setup installs a pinned onnx in a virtualenv that meson runs this mode with).
+Usage: export_check.py <mode> <libnnrt.so> <examples/lenet.json>"""
 import json
 import os
 import sys

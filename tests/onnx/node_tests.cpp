@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "io/onnx_tensor.h"
+#include "io/onnx/onnx_tensor.h"
 #include "nnrt/nnrt.h"
 #include "onnx.pb.h"
 

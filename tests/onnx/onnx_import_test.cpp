@@ -350,4 +350,33 @@ TEST(OnnxImport, StatusesThroughThePathAndExport) {
   rmdir(dir);
 }
 
+// Run alone (meson test onnx_no_converter) with NNRT_BACKEND_PATH at a folder without
+// libnnrt-onnx.so: import and export refuse with NNRT_ERR_UNSUPPORTED, naming the plugin and the
+// folders searched, and nnrt_context_describe says why it is not loaded.
+TEST(NoConverter, ImportAndExportNameWhatIsMissing) {
+  Context c;
+  std::string bytes = mlp().SerializeAsString();
+  nnrt_model *out = nullptr;
+  EXPECT_EQ(nnrt_model_import_onnx_memory(c.ctx, bytes.data(), bytes.size(), nullptr, &out), NNRT_ERR_UNSUPPORTED);
+  EXPECT_EQ(out, nullptr);
+  std::string message = nnrt_last_error();
+  EXPECT_NE(message.find("libnnrt-onnx.so"), std::string::npos) << message;
+  EXPECT_NE(message.find(std::getenv("NNRT_BACKEND_PATH")), std::string::npos) << message;
+
+  nnrt_model *m = nullptr;
+  ASSERT_EQ(nnrt_model_create(c.ctx, "{\"input\": [4], \"layers\": [{\"type\": \"dense\", \"units\": 2}]}", &m), NNRT_OK)
+      << nnrt_last_error();
+  Dir d;
+  EXPECT_EQ(nnrt_model_export_onnx(m, (d.path + "/m.onnx").c_str()), NNRT_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(nnrt_last_error()).find("libnnrt-onnx.so"), std::string::npos) << nnrt_last_error();
+  EXPECT_NE(access((d.path + "/m.onnx").c_str(), F_OK), 0);
+  nnrt_model_release(m);
+
+  size_t len = 0;
+  ASSERT_EQ(nnrt_context_describe(c.ctx, nullptr, 0, &len), NNRT_OK);
+  std::string text(len, '\0');
+  ASSERT_EQ(nnrt_context_describe(c.ctx, text.data(), len + 1, &len), NNRT_OK);
+  EXPECT_NE(text.find("\"onnx\":{\"error\":\"no libnnrt-onnx.so"), std::string::npos) << text;
+}
+
 }  // namespace

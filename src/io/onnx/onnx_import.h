@@ -15,10 +15,16 @@
 #include <vector>
 
 #include "core/error.h"
-#include "io/onnx_tensor.h"
-#include "model/model.h"
+#include "core/json_options.h"
+#include "io/onnx/onnx_tensor.h"
+#include "io/onnx_converter.h"
 
 namespace nnrt::io::onnx_format {
+
+// The opsets nnrt reads: 7 (the oldest with broadcasting as today) to the newest of the schema it
+// was built with (Debian's libonnx 1.12: 17).
+inline constexpr int64_t kOldestImportOpset = 7;
+inline constexpr int64_t kNewestImportOpset = 17;
 
 struct ImportOptions {
   bool batch = true;            // ONNX dim 0 is the batch
@@ -27,11 +33,18 @@ struct ImportOptions {
 };
 ImportOptions parse_import_options(const Json &options);
 
-// Parses `model` (from a file or memory) and builds the nnrt model. `model_dir` is where external
-// data is looked up ("" for memory). Throws nnrt::Error: NNRT_ERR_CORRUPT for a malformed model
-// (the message names the node or tensor), NNRT_ERR_UNSUPPORTED for what nnrt cannot run.
-std::shared_ptr<model::Model> import_model(std::shared_ptr<Context> ctx, onnx::ModelProto &model,
-                                           const std::string &model_dir, const ImportOptions &options);
+// What an import makes: the nnrt graph config and the parameters' values by "<layer>.<suffix>".
+struct ImportResult {
+  std::string config;  // JSON text
+  std::vector<std::pair<std::string, HostTensor>> params;
+  std::vector<float> converted;  // the parameter handed out last, when it was not stored as floats
+};
+
+// Maps the parsed `model` onto nnrt. `model_dir` is where external data is looked up ("" for
+// memory); `host` answers the layers' shapes. Throws nnrt::Error: NNRT_ERR_CORRUPT for a malformed
+// model (the message names the node or tensor), NNRT_ERR_UNSUPPORTED for what nnrt cannot run.
+ImportResult import_model(const nnrt_onnx_host &host, onnx::ModelProto &model, const std::string &model_dir,
+                          const ImportOptions &options);
 
 // What the importer knows of an ONNX value.
 struct Value {
@@ -44,8 +57,8 @@ struct Value {
 // The state of one import; the per-op translators (onnx_import_*.cpp) work through it.
 class Importer {
  public:
-  Importer(std::shared_ptr<Context> ctx, onnx::ModelProto &model, std::string model_dir, ImportOptions options);
-  std::shared_ptr<model::Model> run();
+  Importer(const nnrt_onnx_host &host, onnx::ModelProto &model, std::string model_dir, ImportOptions options);
+  ImportResult run();
 
   // ---- for the translators: the node being translated ----
   const onnx::NodeProto &node() const { return *node_; }
@@ -111,8 +124,10 @@ class Importer {
  private:
   void translate_graph();
   void apply_loss();
+  // The per-example output shape of an nnrt layer, from the layer's own rules in the core.
+  Shape layer_shape(const std::string &type, const Json &attrs, const std::vector<Shape> &in_shapes) const;
 
-  std::shared_ptr<Context> ctx_;
+  const nnrt_onnx_host &host_;
   onnx::ModelProto &model_;
   std::string model_dir_;
   ImportOptions options_;
@@ -139,10 +154,9 @@ void register_shape_ops(std::map<std::string, Importer::Translator> &table);
 
 namespace nnrt::io::onnx_format {
 
-// A .onnx file or buffer to a model. Throws NNRT_ERR_IO (file), NNRT_ERR_CORRUPT (not a parsable
-// ModelProto) and what import_model throws.
-std::shared_ptr<model::Model> import_file(std::shared_ptr<Context> ctx, const std::string &path, const ImportOptions &options);
-std::shared_ptr<model::Model> import_memory(std::shared_ptr<Context> ctx, const void *data, size_t nbytes,
-                                            const ImportOptions &options);
+// A .onnx file or buffer mapped onto nnrt. Throws NNRT_ERR_IO (file), NNRT_ERR_CORRUPT (not a
+// parsable ModelProto) and what import_model throws.
+ImportResult import_file(const nnrt_onnx_host &host, const std::string &path, const ImportOptions &options);
+ImportResult import_memory(const nnrt_onnx_host &host, const void *data, size_t nbytes, const ImportOptions &options);
 
 }  // namespace nnrt::io::onnx_format

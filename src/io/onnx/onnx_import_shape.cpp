@@ -1,6 +1,6 @@
 // ONNX Reshape, Flatten, Transpose, Concat, Identity, Dropout, Constant and Gather (as an embedding
 // lookup) onto nnrt's reshape, flatten, transpose, concat, dropout and embedding layers.
-#include "model/onnx_import.h"
+#include "io/onnx/onnx_import.h"
 
 namespace nnrt::io::onnx_format {
 

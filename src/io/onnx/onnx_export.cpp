@@ -1,11 +1,10 @@
-#include "model/onnx_export.h"
+#include "io/onnx/onnx_export.h"
 
 #include <cmath>
 
 #include "core/error.h"
 #include "core/version.h"
-#include "io/atomic_file.h"
-#include "io/onnx_tensor.h"
+#include "io/onnx/onnx_tensor.h"
 #include "nnrt/nnrt.h"
 
 namespace nnrt::io::onnx_format {
@@ -45,9 +44,29 @@ std::vector<int64_t> pads_of(const Json &attrs, const Shape &in, const std::vect
   return {hw[0], hw[1], hw[0], hw[1]};
 }
 
+Shape shape_of(const Json &dims) { return Shape::of(dims.get<std::vector<int64_t>>()); }
+
+ExportModel read_description(const Json &d) {
+  ExportModel m;
+  m.input = shape_of(d.at("input"));
+  m.output = d.at("output").get<int32_t>();
+  for (const Json &n : d.at("nodes")) {
+    ExportNode node;
+    node.type = n.at("type").get<std::string>();
+    node.name = n.at("name").get<std::string>();
+    node.where = n.at("where").get<std::string>();
+    node.attributes = n.at("attributes");
+    node.inputs = n.at("inputs").get<std::vector<int32_t>>();
+    node.out_shape = shape_of(n.at("out_shape"));
+    m.nodes.push_back(std::move(node));
+  }
+  for (const auto &[name, dims] : d.at("params").items()) m.params[name] = shape_of(dims);
+  return m;
+}
+
 class Writer {
  public:
-  explicit Writer(const model::Model &m) : m_(m) {}
+  Writer(const ExportModel &m, const nnrt_onnx_host &host) : m_(m), host_(host) {}
 
   onnx::ModelProto run();
 
@@ -80,11 +99,13 @@ class Writer {
   }
   // A float initializer holding a parameter's current value.
   std::string param(const std::string &name) {
-    const model::Param *p = m_.find_param(name);
-    std::vector<float> values(static_cast<size_t>(p->value.numel()));
-    Array f32 = ops::cast(m_.ctx(), p->value, NNRT_DTYPE_F32);
-    f32.copy_to_host(values.data(), values.size() * sizeof(float));
-    write_tensor(*graph_->add_initializer(), name, p->value.shape().vec(), values);
+    auto it = m_.params.find(name);
+    if (it == m_.params.end()) fail(NNRT_ERR_INTERNAL, "ONNX export: the model has no parameter ", name);
+    std::vector<float> values(static_cast<size_t>(it->second.numel()));
+    char message[NNRT_ONNX_MESSAGE_SIZE] = "";
+    nnrt_status st = host_.read_param(host_.self, name.c_str(), values.data(), values.size(), message, sizeof message);
+    if (st != NNRT_OK) fail(st, "ONNX export: ", message);
+    write_tensor(*graph_->add_initializer(), name, it->second.vec(), values);
     return name;
   }
   std::string scalar(const std::string &name, float v) {
@@ -98,9 +119,10 @@ class Writer {
 
   // Emits the activation `name` (with alpha) on x; returns the output's name.
   std::string activation(const std::string &name, double alpha, const std::string &x, const std::string &out);
-  void layer(const model::Node &node, const std::vector<std::string> &in, const std::string &out);
+  void layer(const ExportNode &node, const std::vector<std::string> &in, const std::string &out);
 
-  const model::Model &m_;
+  const ExportModel &m_;
+  const nnrt_onnx_host &host_;
   onnx::GraphProto *graph_ = nullptr;
 };
 
@@ -126,16 +148,15 @@ std::string Writer::activation(const std::string &name, double alpha, const std:
   return out;
 }
 
-void Writer::layer(const model::Node &node, const std::vector<std::string> &in, const std::string &out) {
-  const model::Layer &l = *node.layer;
-  const Json &a = l.attributes;
-  const std::string &name = l.name;
-  const std::string &type = l.type;
+void Writer::layer(const ExportNode &node, const std::vector<std::string> &in, const std::string &out) {
+  const Json &a = node.attributes;
+  const std::string &name = node.name;
+  const std::string &type = node.type;
   auto act_alpha = [&](const std::string &act) {
     double fallback = act == "elu" ? 1.0 : 0.01;
     return a.contains("alpha") ? a["alpha"].get<double>() : fallback;
   };
-  Shape in_shape = node.inputs[0] < 0 ? m_.input_shapes()[0] : m_.nodes()[node.inputs[0]].out_shape;
+  Shape in_shape = node.inputs[0] < 0 ? m_.input : m_.nodes[node.inputs[0]].out_shape;
 
   if (type == "dense" || type == "output") {
     std::string x = in[0];
@@ -240,7 +261,7 @@ void Writer::layer(const model::Node &node, const std::vector<std::string> &in, 
     for (int64_t p : a["perm"].get<std::vector<int64_t>>()) perm.push_back(p + 1);
     set_ints(add("Transpose", {in[0]}, out), "perm", perm);
   } else {
-    fail(NNRT_ERR_UNSUPPORTED, "ONNX export: ", l.where(), " has no ONNX form here");
+    fail(NNRT_ERR_UNSUPPORTED, "ONNX export: ", node.where, " has no ONNX form here");
   }
 }
 
@@ -263,12 +284,13 @@ onnx::ModelProto Writer::run() {
   opset->set_version(kExportOpset);
   graph_ = proto.mutable_graph();
   graph_->set_name("nnrt");
-  set_type(*graph_->add_input(), "input", m_.input_shapes()[0]);
+  set_type(*graph_->add_input(), "input", m_.input);
 
-  const auto &nodes = m_.nodes();
-  int32_t out_node = m_.output_node();
+  const auto &nodes = m_.nodes;
+  int32_t out_node = m_.output;
+  if (out_node < 0 || static_cast<size_t>(out_node) >= nodes.size()) fail(NNRT_ERR_INTERNAL, "ONNX export: no output node");
   std::vector<std::string> names(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) names[i] = static_cast<int32_t>(i) == out_node ? "output" : nodes[i].layer->name;
+  for (size_t i = 0; i < nodes.size(); ++i) names[i] = static_cast<int32_t>(i) == out_node ? "output" : nodes[i].name;
   for (size_t i = 0; i < nodes.size(); ++i) {
     std::vector<std::string> in;
     for (int32_t d : nodes[i].inputs) in.push_back(d < 0 ? "input" : names[d]);
@@ -280,16 +302,23 @@ onnx::ModelProto Writer::run() {
 
 }  // namespace
 
-onnx::ModelProto export_model(const model::Model &m) {
-  std::shared_lock<WriterPreferringSharedMutex> read(m.lock());
-  return Writer(m).run();
-}
-
-void export_file(const model::Model &m, const std::string &path) {
-  onnx::ModelProto proto = export_model(m);
+std::string export_model(const nnrt_onnx_host &host, const std::string &description) {
+  Json d;
+  try {
+    d = Json::parse(description);
+  } catch (const std::exception &e) {
+    fail(NNRT_ERR_INTERNAL, "ONNX export: the model description is not JSON: ", e.what());
+  }
+  ExportModel m;
+  try {
+    m = read_description(d);
+  } catch (const Json::exception &e) {
+    fail(NNRT_ERR_INTERNAL, "ONNX export: the model description lacks a field: ", e.what());
+  }
+  onnx::ModelProto proto = Writer(m, host).run();
   std::string bytes;
   if (!proto.SerializeToString(&bytes)) fail(NNRT_ERR_INTERNAL, "ONNX export: the model could not be serialised");
-  write_file_atomically(path, {{bytes.data(), bytes.size()}});
+  return bytes;
 }
 
 }  // namespace nnrt::io::onnx_format

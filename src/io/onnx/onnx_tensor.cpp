@@ -1,4 +1,4 @@
-#include "io/onnx_tensor.h"
+#include "io/onnx/onnx_tensor.h"
 
 #include <cstring>
 #include <fstream>

@@ -1,18 +1,12 @@
-#include "model/onnx_import.h"
+#include "io/onnx/onnx_import.h"
 
 #include <set>
 
-#include "core/json_options.h"
-#include "model/layer.h"
 
 namespace nnrt::io::onnx_format {
 
 namespace {
 
-// The opsets nnrt reads: 7 (the oldest with broadcasting as today) to the newest of the schema it
-// was built with (Debian's libonnx 1.12: 17).
-constexpr int64_t kOldestOpset = 7;
-constexpr int64_t kNewestOpset = 17;
 // The largest example (input or activation) an imported model may declare, in elements: building
 // the model runs one example through it, so a huge declared dim must be refused, not allocated.
 constexpr int64_t kMaxExampleElements = int64_t(1) << 28;
@@ -44,8 +38,8 @@ ImportOptions parse_import_options(const Json &options) {
   return o;
 }
 
-Importer::Importer(std::shared_ptr<Context> ctx, onnx::ModelProto &model, std::string model_dir, ImportOptions options)
-    : ctx_(std::move(ctx)), model_(model), model_dir_(std::move(model_dir)), options_(std::move(options)) {}
+Importer::Importer(const nnrt_onnx_host &host, onnx::ModelProto &model, std::string model_dir, ImportOptions options)
+    : host_(host), model_(model), model_dir_(std::move(model_dir)), options_(std::move(options)) {}
 
 std::string Importer::where() const {
   const onnx::NodeProto &n = *node_;
@@ -161,6 +155,24 @@ int32_t Importer::example_axis(int64_t axis, int32_t onnx_rank) const {
   return static_cast<int32_t>(a);
 }
 
+Shape Importer::layer_shape(const std::string &type, const Json &attrs, const std::vector<Shape> &in_shapes) const {
+  std::string text = attrs.dump();
+  std::vector<const int64_t *> dims;
+  std::vector<int32_t> ranks;
+  for (const Shape &s : in_shapes) {
+    dims.push_back(s.dims.data());
+    ranks.push_back(s.rank);
+  }
+  int64_t out_dims[NNRT_MAX_DIMS] = {};
+  int32_t out_rank = 0;
+  char message[NNRT_ONNX_MESSAGE_SIZE] = "";
+  nnrt_status st = host_.layer_shape(host_.self, type.c_str(), text.c_str(), static_cast<int32_t>(in_shapes.size()),
+                                     dims.data(), ranks.data(), out_dims, &out_rank, message, sizeof message);
+  // A config the layer refuses is an ONNX node nnrt cannot express.
+  if (st != NNRT_OK) fail(st == NNRT_ERR_INVALID_ARGUMENT ? NNRT_ERR_UNSUPPORTED : st, where(), " as nnrt ", type, ": ", message);
+  return Shape::of(out_dims, out_rank);
+}
+
 std::string Importer::emit(const std::string &type, Json attrs, const std::vector<std::string> &inputs,
                            std::vector<std::pair<std::string, HostTensor>> params, const std::string &output) {
   // A unique layer name from the ONNX value's name.
@@ -183,17 +195,7 @@ std::string Importer::emit(const std::string &type, Json attrs, const std::vecto
     in_names.push_back(v.node);
   }
   // Shape inference now, with the layer itself, so that later nodes know their input's shape.
-  Shape out;
-  try {
-    JsonReader reader(attrs, cat(where(), " as nnrt ", type));
-    std::unique_ptr<model::Layer> layer = model::make_layer(type, reader);
-    reader.finish();
-    layer->name = name;
-    layer->type = type;
-    out = layer->build(in_shapes);
-  } catch (const Error &e) {
-    fail(e.status() == NNRT_ERR_INVALID_ARGUMENT ? NNRT_ERR_UNSUPPORTED : e.status(), where(), ": ", e.what());
-  }
+  Shape out = layer_shape(type, attrs, in_shapes);
   if (out.numel() > kMaxExampleElements) unsupported("its output ", to_string(out), " is too large");
 
   Json node = attrs;
@@ -378,7 +380,7 @@ void Importer::apply_loss() {
   (*last)["loss"] = loss;
 }
 
-std::shared_ptr<model::Model> Importer::run() {
+ImportResult Importer::run() {
   if (!model_.has_graph()) fail(NNRT_ERR_CORRUPT, "the model has no graph");
   bool found = false;
   for (const auto &op : model_.opset_import()) {
@@ -388,8 +390,8 @@ std::shared_ptr<model::Model> Importer::run() {
     }
   }
   if (!found) fail(NNRT_ERR_CORRUPT, "the model imports no version of the default ONNX opset");
-  if (opset_ < kOldestOpset || opset_ > kNewestOpset) {
-    fail(NNRT_ERR_UNSUPPORTED, "opset ", opset_, ": nnrt imports opsets ", kOldestOpset, " to ", kNewestOpset);
+  if (opset_ < kOldestImportOpset || opset_ > kNewestImportOpset) {
+    fail(NNRT_ERR_UNSUPPORTED, "opset ", opset_, ": nnrt imports opsets ", kOldestImportOpset, " to ", kNewestImportOpset);
   }
   translate_graph();
   if (!options_.loss.empty()) apply_loss();
@@ -399,36 +401,18 @@ std::shared_ptr<model::Model> Importer::run() {
   config["seed"] = 0;
   config["nodes"] = nodes_;
   config["outputs"] = Json::array({output_});
-  std::shared_ptr<model::Model> m = model::Model::create(ctx_, config);
-
-  // The ONNX weights into the built model's parameters, each freed once copied.
+  ImportResult result;
+  result.config = config.dump();
   for (auto &[layer, params] : params_) {
-    for (auto &[suffix, tensor] : params) {
-      std::string name = layer + "." + suffix;
-      model::Param *p = nullptr;
-      for (model::Param &q : m->params())
-        if (q.name == name) p = &q;
-      if (!p) continue;  // a layer that dropped it (a dense merged into an output layer keeps both)
-      Shape want = p->value.shape();
-      if (tensor.numel() != want.numel()) {
-        fail(NNRT_ERR_CORRUPT, "tensor '", tensor.name, "' has ", tensor.numel(), " elements, but ", name, " is ",
-             to_string(want));
-      }
-      if (tensor.elem_type == onnx::TensorProto::FLOAT) {
-        p->value.copy_from_host(tensor.bytes.data(), tensor.bytes.size());
-      } else {
-        std::vector<float> f = tensor.floats();
-        p->value.copy_from_host(f.data(), f.size() * sizeof(float));
-      }
-      std::string().swap(tensor.bytes);
-    }
+    for (auto &[suffix, tensor] : params) result.params.emplace_back(layer + "." + suffix, std::move(tensor));
   }
-  return m;
+  params_.clear();
+  return result;
 }
 
-std::shared_ptr<model::Model> import_model(std::shared_ptr<Context> ctx, onnx::ModelProto &model,
-                                           const std::string &model_dir, const ImportOptions &options) {
-  Importer importer(std::move(ctx), model, model_dir, options);
+ImportResult import_model(const nnrt_onnx_host &host, onnx::ModelProto &model, const std::string &model_dir,
+                          const ImportOptions &options) {
+  Importer importer(host, model, model_dir, options);
   return importer.run();
 }
 
@@ -456,7 +440,7 @@ void parse_or_corrupt(bool ok, const std::string &what) {
 
 }  // namespace
 
-std::shared_ptr<model::Model> import_file(std::shared_ptr<Context> ctx, const std::string &path, const ImportOptions &options) {
+ImportResult import_file(const nnrt_onnx_host &host, const std::string &path, const ImportOptions &options) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail(NNRT_ERR_IO, "cannot open \"", path, "\": ", std::strerror(errno));
   onnx::ModelProto proto;
@@ -470,15 +454,14 @@ std::shared_ptr<model::Model> import_file(std::shared_ptr<Context> ctx, const st
   parse_or_corrupt(ok, "\"" + path + "\"");
   size_t slash = path.find_last_of('/');
   std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  return import_model(std::move(ctx), proto, dir, options);
+  return import_model(host, proto, dir, options);
 }
 
-std::shared_ptr<model::Model> import_memory(std::shared_ptr<Context> ctx, const void *data, size_t nbytes,
-                                            const ImportOptions &options) {
+ImportResult import_memory(const nnrt_onnx_host &host, const void *data, size_t nbytes, const ImportOptions &options) {
   if (nbytes > static_cast<size_t>(INT32_MAX)) fail(NNRT_ERR_UNSUPPORTED, "an ONNX buffer of 2 GiB or more");
   onnx::ModelProto proto;
   parse_or_corrupt(proto.ParseFromArray(data, static_cast<int>(nbytes)), "the buffer");
-  return import_model(std::move(ctx), proto, "", options);
+  return import_model(host, proto, "", options);
 }
 
 }  // namespace nnrt::io::onnx_format

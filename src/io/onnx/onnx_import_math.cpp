@@ -2,7 +2,7 @@
 // and MatMul onto nnrt's binary, activation, softmax, clip, reduce and dense layers.
 #include <cstring>
 
-#include "model/onnx_import.h"
+#include "io/onnx/onnx_import.h"
 
 namespace nnrt::io::onnx_format {
 

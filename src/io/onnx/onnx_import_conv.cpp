@@ -1,6 +1,6 @@
 // ONNX Conv, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool and BatchNormalization onto
 // nnrt's conv2d, pooling and batchnorm layers (2-D, NCHW, the batch in dim 0).
-#include "model/onnx_import.h"
+#include "io/onnx/onnx_import.h"
 
 namespace nnrt::io::onnx_format {
 
