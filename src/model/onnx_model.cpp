@@ -58,9 +58,8 @@ struct ImportHandle {
   }
 };
 
-std::shared_ptr<Model> import_onnx(std::shared_ptr<Context> ctx, const char *path, const void *data, size_t nbytes,
-                                   const Json &options) {
-  const nnrt_onnx_converter &conv = io::onnx_converter();
+std::shared_ptr<Model> import_onnx(const nnrt_onnx_converter &conv, std::shared_ptr<Context> ctx, const char *path,
+                                   const void *data, size_t nbytes, const Json &options) {
   nnrt_onnx_host host = make_host(nullptr);
   char message[NNRT_ONNX_MESSAGE_SIZE] = "";
   ImportHandle import{conv};
@@ -117,12 +116,17 @@ Json describe_for_export(const Model &m) {
 }  // namespace
 
 std::shared_ptr<Model> import_onnx_file(std::shared_ptr<Context> ctx, const std::string &path, const Json &options) {
-  return import_onnx(std::move(ctx), path.c_str(), nullptr, 0, options);
+  return import_onnx(io::onnx_converter(), std::move(ctx), path.c_str(), nullptr, 0, options);
 }
 
 std::shared_ptr<Model> import_onnx_memory(std::shared_ptr<Context> ctx, const void *data, size_t nbytes,
                                           const Json &options) {
-  return import_onnx(std::move(ctx), nullptr, data ? data : "", nbytes, options);
+  return import_onnx(io::onnx_converter(), std::move(ctx), nullptr, data ? data : "", nbytes, options);
+}
+
+std::shared_ptr<Model> import_onnx_memory_with(const nnrt_onnx_converter &converter, std::shared_ptr<Context> ctx,
+                                               const void *data, size_t nbytes, const Json &options) {
+  return import_onnx(converter, std::move(ctx), nullptr, data ? data : "", nbytes, options);
 }
 
 void export_onnx(const Model &m, const std::string &path) {

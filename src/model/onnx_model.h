@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "io/onnx_converter.h"
 #include "model/model.h"
 
 namespace nnrt::model {
@@ -16,6 +17,11 @@ namespace nnrt::model {
 std::shared_ptr<Model> import_onnx_file(std::shared_ptr<Context> ctx, const std::string &path, const Json &options);
 std::shared_ptr<Model> import_onnx_memory(std::shared_ptr<Context> ctx, const void *data, size_t nbytes,
                                           const Json &options);
+
+// import_onnx_memory through a given converter table rather than the plugin: for the ONNX fuzzer,
+// which compiles the converter into itself (with coverage) instead of loading it.
+std::shared_ptr<Model> import_onnx_memory_with(const nnrt_onnx_converter &converter, std::shared_ptr<Context> ctx,
+                                               const void *data, size_t nbytes, const Json &options);
 
 // Writes the model as ONNX to `path` atomically. Throws NNRT_ERR_UNSUPPORTED (a layer with no ONNX
 // form, or no converter plugin), NNRT_ERR_IO.
