@@ -10,11 +10,13 @@
 // -inf for a window of -inf. Max pooling therefore scans x first (one read, the cost of a fraction
 // of the op) and computes exactly, in onednn_pool_exact.cpp, when x holds either.
 //
-// Refused: shapes left to oneDNN's simple_nchw kernel (see refuse_plain_kernel), and windows that
+// Shapes oneDNN leaves to its simple_nchw kernel (see plain_kernel) run nnrt's tiled max pooling
+// (onednn_pool_tiled.cpp) where it applies, and are refused otherwise. Refused too: windows that
 // lie wholly in padding: nnrt defines them (-inf for max, 0 for average); oneDNN gives -FLT_MAX
 // for max and divides by zero for average excluding padding.
 #include "onednn_common.h"
 #include "onednn_pool_exact.h"
+#include "onednn_pool_tiled.h"
 #include "onednn_special_values.h"
 
 namespace nnrt::onednn {
@@ -64,12 +66,21 @@ PoolGeometry pool_geometry(const nnrt_op_attrs &a, const nnrt_tensor_desc &in, c
 
 // Below AVX-512, oneDNN 2.6 pools plain NCHW tensors with its simple_nchw kernel, scalar and
 // slower than nnrt's reference backend (LeNet training with DNNL_MAX_CPU_ISA=AVX2: 59% of all
-// oneDNN time; leaving those shapes to the reference backend trains it 27% faster). Channels-last
-// tensors, as inference passes them, get oneDNN's jit kernels.
-void refuse_plain_kernel(const dnnl::primitive_desc_base &pd) {
-  if (std::string(pd.impl_info_str()).rfind("simple_nchw", 0) == 0) {
+// oneDNN time). Channels-last tensors, as inference passes them, get oneDNN's jit kernels; for
+// plain ones this backend runs its own tiled max pooling where it applies (the usual k x k,
+// stride k pools) and leaves the rest to another backend.
+bool plain_kernel(const dnnl::primitive_desc_base &pd) {
+  return std::string(pd.impl_info_str()).rfind("simple_nchw", 0) == 0;
+}
+// Whether a pool whose oneDNN kernel would be `pd` runs the tiled kernel instead, on input x (and,
+// backward, dx) and output y; refuses when neither is worth running.
+bool use_tiled(const dnnl::primitive_desc_base &pd, const nnrt_op_attrs &a, const nnrt_tensor_desc &x,
+               const nnrt_tensor_desc &y, const nnrt_tensor_desc &dx) {
+  if (!plain_kernel(pd)) return false;
+  if (!tiled_max_pool_applies(a, x, y) || !tiled_max_pool_applies(a, dx, y)) {
     refuse("pool: oneDNN has only its plain simple_nchw kernel for this shape and ISA");
   }
+  return true;
 }
 
 dnnl::pooling_v2_forward::desc forward_desc(dnnl::prop_kind prop, dnnl::algorithm alg, const md &src, const md &dst,
@@ -81,12 +92,16 @@ class PoolOp : public Op {
  public:
   PoolOp(const nnrt_op_desc &d, const PoolGeometry &g, bool plan_only)
       : y_(memory_desc(d.outputs[0])), is_max_(d.attrs.alg == NNRT_POOL_MAX), exact_(g.exact),
-        x_desc_(d.inputs[0]), y_desc_(d.outputs[0]) {
-    x_ = readable_input(d.inputs[0], dense_desc(d.inputs[0], y_.data_type()), layout, plan_only);
+        tiled_{d.attrs.kernel[0], d.attrs.kernel[1]}, x_desc_(d.inputs[0]), y_desc_(d.outputs[0]) {
     dnnl::pooling_v2_forward::primitive_desc pd(
+        forward_desc(dnnl::prop_kind::forward_inference, pool_alg(d.attrs.alg), memory_desc(d.inputs[0]), y_, g),
+        base_attr(), cpu_engine());
+    use_tiled_ = use_tiled(pd, d.attrs, d.inputs[0], d.outputs[0], d.inputs[0]);
+    if (use_tiled_) return;
+    x_ = readable_input(d.inputs[0], dense_desc(d.inputs[0], y_.data_type()), layout, plan_only);
+    pd = dnnl::pooling_v2_forward::primitive_desc(
         forward_desc(dnnl::prop_kind::forward_inference, pool_alg(d.attrs.alg), x_.inner(), y_, g), base_attr(),
         cpu_engine());
-    refuse_plain_kernel(pd);
     layout.need_scratchpad(pd);
     if (!plan_only) {
       log_impl("pool", pd);
@@ -98,6 +113,9 @@ class PoolOp : public Op {
     const nnrt_op_args &a = r.args();
     if (is_max_ && needs_exact_max(a.inputs[0], x_desc_))
       exact_max_pool_forward(exact_, a.inputs[0], x_desc_, a.outputs[0], y_desc_);
+    else if (use_tiled_)
+      tiled_max_pool_forward(tiled_, static_cast<const float *>(a.inputs[0]), x_desc_, static_cast<float *>(a.outputs[0]),
+                             y_desc_);
     else
       r.execute(pool_, {{DNNL_ARG_SRC, x_.in(r, 0)}, {DNNL_ARG_DST, r.output(y_, 0)}});
   }
@@ -106,6 +124,8 @@ class PoolOp : public Op {
   md y_;
   bool is_max_;
   MaxPoolShape exact_;
+  TiledMaxPool tiled_;
+  bool use_tiled_ = false;
   nnrt_tensor_desc x_desc_, y_desc_;
   Bridge x_;
   dnnl::pooling_v2_forward pool_;
@@ -115,9 +135,19 @@ class PoolBackwardOp : public Op {
  public:
   PoolBackwardOp(const nnrt_op_desc &d, const PoolGeometry &g, bool plan_only)
       : dx_(memory_desc(d.outputs[0])), is_max_(d.attrs.alg == NNRT_POOL_MAX), exact_(g.exact),
-        dy_desc_(d.inputs[0]), x_desc_(d.inputs[1]), dx_desc_(d.outputs[0]) {
+        tiled_{d.attrs.kernel[0], d.attrs.kernel[1]}, dy_desc_(d.inputs[0]), x_desc_(d.inputs[1]),
+        dx_desc_(d.outputs[0]) {
     const nnrt_tensor_desc &dy = d.inputs[0], &x = d.inputs[1];
     dnnl::algorithm alg = pool_alg(d.attrs.alg);
+    {
+      dnnl::pooling_v2_forward::primitive_desc fwd(
+          forward_desc(dnnl::prop_kind::forward_training, alg, dx_, memory_desc(dy), g), base_attr(), cpu_engine());
+      dnnl::pooling_v2_backward::primitive_desc bwd(
+          dnnl::pooling_v2_backward::desc(alg, dx_, memory_desc(dy), g.strides, g.kernel, g.dilation, g.pad_l, g.pad_r),
+          base_attr(), cpu_engine(), fwd);
+      use_tiled_ = use_tiled(bwd, d.attrs, x, dy, d.outputs[0]);
+      if (use_tiled_) return;
+    }
     dy_ = readable_input(dy, dense_desc(dy, dx_.data_type()), layout, plan_only);
     // The forward pass is rerun on x laid out like dx, so that the forward and backward
     // primitives agree on the workspace.
@@ -127,7 +157,6 @@ class PoolBackwardOp : public Op {
     dnnl::pooling_v2_backward::primitive_desc bwd(
         dnnl::pooling_v2_backward::desc(alg, dx_, dy_.inner(), g.strides, g.kernel, g.dilation, g.pad_l, g.pad_r),
         base_attr(), cpu_engine(), fwd);
-    refuse_plain_kernel(bwd);
     layout.need_scratchpad(bwd);
     if (is_max_) {
       layout.need_scratchpad(fwd);
@@ -149,6 +178,12 @@ class PoolBackwardOp : public Op {
       exact_max_pool_backward(exact_, a.inputs[0], dy_desc_, a.inputs[1], x_desc_, a.outputs[0], dx_desc_);
       return;
     }
+    if (use_tiled_) {
+      tiled_max_pool_backward(tiled_, static_cast<const float *>(a.inputs[0]), dy_desc_,
+                              static_cast<const float *>(a.inputs[1]), x_desc_, static_cast<float *>(a.outputs[0]),
+                              dx_desc_);
+      return;
+    }
     ExecArgs args{{DNNL_ARG_DIFF_DST, dy_.in(r, 0)},
                                                {DNNL_ARG_DIFF_SRC, r.output(dx_, 0)}};
     if (is_max_) {
@@ -164,6 +199,8 @@ class PoolBackwardOp : public Op {
   md dx_;
   bool is_max_;
   MaxPoolShape exact_;
+  TiledMaxPool tiled_;
+  bool use_tiled_ = false;
   nnrt_tensor_desc dy_desc_, x_desc_, dx_desc_;
   Bridge dy_, x_;
   md y_md_, ws_md_;

@@ -238,6 +238,15 @@ void add_pool(Picker &p, std::vector<Case> &out) {
   // LeNet's pooling.
   PoolShape lenet{4, 20, 24, 24, 2, 2, 2, 2, 0, 0, 0, 0};
   add_pool_pair(p, NNRT_DTYPE_F32, NNRT_POOL_MAX, lenet, out, true);
+  // Windows that tile the input (kernel == stride, no padding), which a backend may compute with a
+  // kernel of its own: window widths 2, 3 and others, rows and columns no window covers, ties,
+  // NaN and infinities, strided layouts. Their own picker, so that the cases above keep theirs.
+  Picker tiled(p.seed());
+  for (PoolShape s : {PoolShape{2, 3, 9, 11, 2, 2, 2, 2, 0, 0, 0, 0}, PoolShape{1, 5, 10, 9, 3, 3, 3, 3, 0, 0, 0, 0},
+                      PoolShape{2, 2, 8, 13, 2, 4, 2, 4, 0, 0, 0, 0}, PoolShape{3, 4, 7, 7, 1, 3, 1, 3, 0, 0, 0, 0}}) {
+    add_pool_pair(tiled, NNRT_DTYPE_F32, NNRT_POOL_MAX, s, out);
+    add_pool_pair(tiled, NNRT_DTYPE_F32, NNRT_POOL_MAX, s, out, false, true);
+  }
 }
 
 }  // namespace
