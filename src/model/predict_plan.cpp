@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "core/dtype.h"
+#include "core/error.h"
 #include "model/model.h"
 
 namespace nnrt::model {
@@ -270,7 +271,13 @@ Array PredictPlans::predict(Context &ctx, const Array &x, const std::vector<Para
   if (entry) {
     if (!entry->plan) return unplanned();
     Array y;
-    if (entry->plan->run(ctx, x, params, &y)) return y;
+    try {
+      if (entry->plan->run(ctx, x, params, &y)) return y;
+    } catch (const Error &) {
+      // A failing op (an index out of range, memory): the ordinary pass fails the same way, and
+      // its message names the layer.
+      return unplanned();
+    }
   }
   Recording rec;
   Array y;

@@ -13,7 +13,8 @@
 // What a plan keeps is immutable: concurrent predictions share it, each with its own arena.
 // Parameter values are read at every replay (a set_param or a training step needs no
 // invalidation); a parameter replaced by an array of another layout makes the replay refuse, and
-// the caller records again. A pass that a replay could not repeat (an op writing memory that host
+// the caller records again. A replay that fails (an op refusing its data, memory) gives way to the
+// ordinary pass, which reports the failure naming the layer. A pass that a replay could not repeat (an op writing memory that host
 // code filled, an output that no op wrote) gives no plan, and predictions of that input layout go
 // the ordinary way.
 #pragma once

@@ -187,6 +187,26 @@ TEST_P(PredictPlan, PassesWithoutOpsStayUnplanned) {
   EXPECT_EQ(m->plan_count(), 0u);
 }
 
+// An op that refuses its data at a replay (an embedding index out of range) fails as the ordinary
+// pass does, naming the layer, and the plan goes on serving good inputs.
+TEST_P(PredictPlan, FailingReplaysReportAsTheLayersDo) {
+  auto m = Model::create(ctx_, Json::parse(R"({"input": [3], "layers": [
+    {"type": "embedding", "name": "words", "vocab": 5, "units": 4}, {"type": "flatten"}]})"));
+  auto indices = [&](std::vector<int64_t> v) {
+    return ops::from_host(*ctx_, NNRT_DTYPE_I64, Shape{1, 3}, v.data(), v.size() * sizeof(int64_t));
+  };
+  expect_same(*m, indices({0, 4, 2}), "good indices");
+  EXPECT_EQ(m->plan_count(), 2u) << "the model's build predicts on F32 zeros, then I64 indices";
+  try {
+    m->predict(indices({0, 9, 2}));
+    ADD_FAILURE() << "an index out of range was accepted";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.status(), NNRT_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("embedding 'words'"), std::string::npos) << e.what();
+  }
+  expect_same(*m, indices({1, 1, 3}), "good indices after a failure");
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, PredictPlan, ::testing::Values("reference", "onednn"),
                          [](const ::testing::TestParamInfo<std::string> &i) { return i.param; });
 
