@@ -20,7 +20,7 @@ int64_t span_elements(const nnrt_tensor_desc &t) {
 // for AVX-512, AVX2 and the x86-64 baseline, and the loader picks one for the machine. Fixed-size
 // blocks let -O2's vectorizer replace the whole inner loop. Callgrind counts 1.0 instruction an
 // element for the AVX2 build (valgrind has no AVX-512) against 2.9 for the compare-and-branch
-// form this replaced: a batch-1 LeNet prediction, which scans conv2's 25000 weights, costs 12%
+// form this replaced: a batch-1 LeNet prediction, which scans conv2's 25000 weights, costs 11%
 // fewer instructions.
 template <class Bits, Bits kMagnitude, Bits kLowestExponentBit, Bits kSign>
 __attribute__((target_clones("avx512f", "avx2", "default"))) bool any_special(const Bits *p, int64_t n) {
