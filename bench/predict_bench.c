@@ -3,7 +3,10 @@
 ** and prints one JSON line. With an ONNX path it first exports the model there, so that the peers
 ** run the very same weights.
 **
-**   predict_bench <lenet|mlp> <threads> <batch> <seconds> [model.onnx to write]
+**   predict_bench <lenet|mlp> <threads> <batch> <seconds | Ncalls> [model.onnx to write]
+**
+** "1000calls" for <seconds> makes exactly 1000 timed calls after the warm-up, whatever they take:
+** for instruction counts under callgrind.
 */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -28,14 +31,22 @@ int main(int argc, char **argv) {
   float *pixels;
   int64_t batch, i, n = 0, cap = 1 << 16, dims[4];
   int threads;
+  long calls = 0;
   double seconds, start, *latencies;
   if (argc < 5) {
-    fprintf(stderr, "usage: %s <lenet|mlp> <threads> <batch> <seconds> [model.onnx to write]\n", argv[0]);
+    fprintf(stderr, "usage: %s <lenet|mlp> <threads> <batch> <seconds | Ncalls> [model.onnx to write]\n", argv[0]);
     return 2;
   }
   threads = atoi(argv[2]);
   batch = atol(argv[3]);
   seconds = atof(argv[4]);
+  if (strstr(argv[4], "calls")) {
+    calls = atol(argv[4]);
+    if (calls < 1 || calls > cap) {
+      fprintf(stderr, "%s: expected 1 to %ld calls, got %s\n", argv[0], (long)cap, argv[4]);
+      return 2;
+    }
+  }
   snprintf(options, sizeof options, "{\"threads\": %d}", threads);
   CHECK(nnrt_context_create(options, &ctx));
   CHECK(nnrt_model_create(ctx, strcmp(argv[1], "mlp") == 0 ? BENCH_MLP_CONFIG : NNRT_LENET_CONFIG, &model));
@@ -52,7 +63,7 @@ int main(int argc, char **argv) {
     nnrt_array_release(y);
   }
   start = bench_now();
-  while (n < cap && (bench_now() - start < seconds || n < 10)) {
+  while (calls ? n < calls : n < cap && (bench_now() - start < seconds || n < 10)) {
     nnrt_array *y = NULL;
     double t = bench_now();
     CHECK(nnrt_model_predict(model, x, &y));

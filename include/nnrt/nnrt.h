@@ -460,7 +460,11 @@ NNRT_API void nnrt_model_release(nnrt_model *m);
 ** off and batchnorm uses its running statistics. Safe to call from several threads at once on the
 ** same model, also while a trainer trains it (calls wait for the trainer's current step; a trainer
 ** waiting for its next step goes before predictions that arrive after it, so that predictors
-** cannot starve training).
+** cannot starve training). The first call with an input of a new shape, dtype or layout runs the
+** layers one by one and keeps a plan of the ops they ran; later calls with that layout replay the
+** plan (no per-op dispatch, intermediates in one block from the memory cache), which gives the
+** same results bit for bit and reads the parameters' current values. A model keeps the plans of
+** its 8 most recently used input layouts.
 **
 ** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong model or input, or output ==
 ** NULL; NNRT_ERR_SHAPE when the input's shape does not match (the message gives the expected and

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backend/op_recorder.h"
 #include "core/checked_math.h"
 #include "core/dtype.h"
 #include "core/error.h"
@@ -28,7 +29,10 @@ Array Array::allocate(const std::shared_ptr<backend::Device> &device, nnrt_dtype
   // Empty arrays still get a (small) block, so that every array has a valid address.
   storage->ptr = device->memory().allocate(storage->bytes, &storage->block_bytes);
   a.storage_ = std::move(storage);
-  if (zero) device->zero(a.storage_->ptr, a.storage_->bytes);
+  if (zero) {
+    device->zero(a.storage_->ptr, a.storage_->bytes);
+    if (backend::OpRecorder *r = backend::current_op_recorder()) r->host_wrote(a.storage_);
+  }
   return a;
 }
 
@@ -82,6 +86,7 @@ void Array::copy_from_host(const void *src, size_t n) const {
   if (n != nbytes()) fail(NNRT_ERR_INVALID_ARGUMENT, "expected ", nbytes(), " bytes, got ", n);
   if (!is_contiguous()) fail(NNRT_ERR_INTERNAL, "copy_from_host into a non-contiguous view");
   device().copy_from_host_sync(data(), src, n);
+  if (backend::OpRecorder *r = backend::current_op_recorder()) r->host_wrote(storage_);
 }
 
 void Array::copy_to_host(void *dst, size_t n) const {

@@ -185,10 +185,11 @@ nnrt_status Device::refusal_reason(const nnrt_op_desc &desc, std::string *why) {
   return s;
 }
 
-void Device::run(const CachedOp &op, nnrt_op_args &args, const char *what) {
-  void *workspace = nullptr;
+void Device::run(const CachedOp &op, nnrt_op_args &args, const char *what, void *given_workspace) {
+  void *workspace = op.workspace_bytes ? given_workspace : nullptr;
   size_t block = 0;
-  if (op.workspace_bytes) workspace = memory_->allocate(op.workspace_bytes, &block);
+  const bool own_workspace = op.workspace_bytes && !workspace;
+  if (own_workspace) workspace = memory_->allocate(op.workspace_bytes, &block);
   args.struct_size = sizeof args;
   args.workspace = workspace;
   args.workspace_bytes = op.workspace_bytes;
@@ -196,7 +197,7 @@ void Device::run(const CachedOp &op, nnrt_op_args &args, const char *what) {
   take_backend_error();
   nnrt_status s = table_->op_run(op.op, &args);
   // Work on a stream is ordered, so the next user of this block cannot overtake this op.
-  if (workspace) memory_->release(workspace, block);
+  if (own_workspace) memory_->release(workspace, block);
   if (s != NNRT_OK) backend_failure(s, what);
 }
 

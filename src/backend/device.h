@@ -52,8 +52,9 @@ class Device {
   // and "" when it gives none).
   nnrt_status refusal_reason(const nnrt_op_desc &desc, std::string *why);
 
-  // Runs a created op; allocates its workspace from this device's memory cache.
-  void run(const CachedOp &op, nnrt_op_args &args, const char *what);
+  // Runs a created op with `workspace` (op.workspace_bytes of this device's memory), or, when it is
+  // NULL, a workspace from this device's memory cache.
+  void run(const CachedOp &op, nnrt_op_args &args, const char *what, void *workspace = nullptr);
 
   size_t cached_op_count() const;
 

@@ -51,6 +51,9 @@ void tensor_span(const nnrt_tensor_desc &t, int64_t *lo, int64_t *hi) {
   }
 }
 
+void run_staged_on_reference(Context &ctx, const CachedOp &op, const nnrt_op_desc &desc, const nnrt_op_args &args,
+                             const void *const *in_ptrs, void *const *out_ptrs);
+
 }  // namespace
 
 const char *op_kind_name(int32_t kind) {
@@ -135,6 +138,7 @@ const std::string &OpCall::run(Context &ctx) {
   if (op.op) {
     dev.run(op, args_, op_kind_name(desc_.kind));
     if (current_recorder) current_recorder->record(desc_.kind, dev.name(), false);
+    record(dev, op, false);
     return dev.name();
   }
   if (ctx.options().strict && &dev != ctx.reference().get()) {
@@ -152,15 +156,19 @@ const std::string &OpCall::run(Context &ctx) {
   if (dev.host_memory()) {
     ref.run(rop, args_, op_kind_name(desc_.kind));
   } else {
-    run_staged_on_reference(ctx, rop);
+    run_staged_on_reference(ctx, rop, desc_, args_, in_ptrs_, out_ptrs_);
   }
   if (current_recorder) current_recorder->record(desc_.kind, ref.name(), &ref != &dev);
+  record(ref, rop, !dev.host_memory());
   return ref.name();
 }
 
+namespace {
+
 // The device's memory is not host memory: copy every tensor's span to the host, run the reference
 // backend there, and copy the outputs' spans back.
-void OpCall::run_staged_on_reference(Context &ctx, const CachedOp &op) {
+void run_staged_on_reference(Context &ctx, const CachedOp &op, const nnrt_op_desc &desc, const nnrt_op_args &args,
+                             const void *const *in_ptrs, void *const *out_ptrs) {
   Device &dev = *ctx.device();
   struct Staged {
     std::vector<char> buffer;
@@ -180,22 +188,52 @@ void OpCall::run_staged_on_reference(Context &ctx, const CachedOp &op) {
   std::vector<Staged> ins, outs;
   const void *host_in[NNRT_OP_MAX_INPUTS] = {};
   void *host_out[NNRT_OP_MAX_OUTPUTS] = {};
-  for (int i = 0; i < desc_.n_inputs; ++i) {
-    ins.push_back(stage(desc_.inputs[i], in_ptrs_[i]));
+  for (int i = 0; i < desc.n_inputs; ++i) {
+    ins.push_back(stage(desc.inputs[i], in_ptrs[i]));
     host_in[i] = ins.back().buffer.data() - ins.back().lo * static_cast<int64_t>(ins.back().es);
   }
-  for (int i = 0; i < desc_.n_outputs; ++i) {
-    outs.push_back(stage(desc_.outputs[i], out_ptrs_[i]));  // keeps what the op does not write
+  for (int i = 0; i < desc.n_outputs; ++i) {
+    outs.push_back(stage(desc.outputs[i], out_ptrs[i]));  // keeps what the op does not write
     host_out[i] = outs.back().buffer.data() - outs.back().lo * static_cast<int64_t>(outs.back().es);
   }
-  nnrt_op_args host_args = args_;
+  nnrt_op_args host_args = args;
   host_args.inputs = host_in;
   host_args.outputs = host_out;
-  ctx.reference()->run(op, host_args, op_kind_name(desc_.kind));
-  for (int i = 0; i < desc_.n_outputs; ++i) {
-    dev.copy_from_host_sync(static_cast<char *>(out_ptrs_[i]) + outs[i].lo * static_cast<int64_t>(outs[i].es),
+  ctx.reference()->run(op, host_args, op_kind_name(desc.kind));
+  for (int i = 0; i < desc.n_outputs; ++i) {
+    dev.copy_from_host_sync(static_cast<char *>(out_ptrs[i]) + outs[i].lo * static_cast<int64_t>(outs[i].es),
                             outs[i].buffer.data(), outs[i].buffer.size());
   }
+}
+
+}  // namespace
+
+void run_resolved(Context &ctx, const ResolvedOp &op, const void *const *inputs, void *const *outputs,
+                  void *workspace) {
+  nnrt_op_args args = op.args;
+  args.n_inputs = op.desc.n_inputs;
+  args.n_outputs = op.desc.n_outputs;
+  args.inputs = inputs;
+  args.outputs = outputs;
+  if (op.staged) {
+    run_staged_on_reference(ctx, op.op, op.desc, args, inputs, outputs);
+  } else {
+    op.device->run(op.op, args, op_kind_name(op.desc.kind), workspace);
+  }
+}
+
+void OpCall::record(Device &ran_on, const CachedOp &op, bool staged) const {
+  OpRecorder *recorder = current_op_recorder();
+  if (!recorder) return;
+  ResolvedOp r;
+  r.desc = desc_;
+  r.args = args_;
+  r.args.inputs = nullptr;
+  r.args.outputs = nullptr;
+  r.device = &ran_on;
+  r.op = op;
+  r.staged = staged;
+  recorder->op_ran(r, inputs_, outputs_);
 }
 
 }  // namespace nnrt::backend

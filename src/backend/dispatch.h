@@ -7,6 +7,7 @@
 
 #include "backend/array.h"
 #include "backend/context.h"
+#include "backend/op_recorder.h"
 
 namespace nnrt::backend {
 
@@ -31,6 +32,12 @@ class PlacementScope {
  private:
   PlacementRecorder *previous_;
 };
+
+// Runs an op that dispatch resolved before (see op_recorder.h) on new data: `inputs` and `outputs`
+// in descriptor order, laid out as the descriptor says. `workspace` is op.op.workspace_bytes of
+// the device's memory, or NULL to take one from its cache. Throws nnrt::Error.
+void run_resolved(Context &ctx, const ResolvedOp &op, const void *const *inputs, void *const *outputs,
+                  void *workspace);
 
 class OpCall {
  public:
@@ -62,7 +69,7 @@ class OpCall {
  private:
   void add_tensor(nnrt_tensor_desc &t, const Array &a, const Shape &dims, const Strides &strides);
   void check_device(Context &ctx) const;
-  void run_staged_on_reference(Context &ctx, const CachedOp &op);
+  void record(Device &ran_on, const CachedOp &op, bool staged) const;
 
   nnrt_op_desc desc_{};
   nnrt_op_args args_{};

@@ -313,6 +313,16 @@ std::vector<Array> Model::node_params(const Node &node, const std::vector<Array>
 Array Model::predict(const Array &x) const {
   check_input(x, "predict");
   std::shared_lock<WriterPreferringSharedMutex> read(lock_);
+  return plans_->predict(*ctx_, x, params_, [&] { return run_layers(x); });
+}
+
+Array Model::predict_unplanned(const Array &x) const {
+  check_input(x, "predict");
+  std::shared_lock<WriterPreferringSharedMutex> read(lock_);
+  return run_layers(x);
+}
+
+Array Model::run_layers(const Array &x) const {
   nnrt_dtype dtype = ctx_->options().default_dtype;
   Pass pass{*ctx_, false, 0, dtype, {}};
   std::vector<Array> params = params_as(dtype);

@@ -15,6 +15,7 @@
 #include "backend/dispatch.h"
 #include "core/shared_mutex.h"
 #include "model/layer.h"
+#include "model/predict_plan.h"
 
 namespace nnrt::model {
 
@@ -82,8 +83,13 @@ class Model {
   // Readers (predict, get_param, summary) take it shared; writers (training, set_param) exclusive.
   WriterPreferringSharedMutex &lock() const { return lock_; }
 
-  // Inference on a batch [N, input...]: returns the first output. Thread-safe.
+  // Inference on a batch [N, input...]: returns the first output. Thread-safe. Replays the
+  // prediction plan of x's layout (predict_plan.h), made at the first call with that layout.
   Array predict(const Array &x) const;
+  // The same through the layers, op by op, without a plan: what plans are checked against.
+  Array predict_unplanned(const Array &x) const;
+  // How many input layouts have a plan that replays.
+  size_t plan_count() const { return plans_->size(); }
 
   // The current parameter values, converted to `dtype` for the floats that a layer computes in
   // that dtype (batchnorm statistics stay F32).
@@ -128,6 +134,7 @@ class Model {
   std::vector<Array> gather_inputs(const Node &node, const std::vector<Array> &model_inputs,
                                    const std::vector<Array> &outs) const;
   std::vector<Array> node_params(const Node &node, const std::vector<Array> &params) const;
+  Array run_layers(const Array &x) const;  // predict's pass, the caller holding the lock shared
 
   std::shared_ptr<Context> ctx_;
   Json config_;
@@ -137,6 +144,7 @@ class Model {
   std::vector<int32_t> outputs_;
   std::vector<Param> params_;
   mutable WriterPreferringSharedMutex lock_;
+  std::shared_ptr<PredictPlans> plans_ = std::make_shared<PredictPlans>();
 };
 
 }  // namespace nnrt::model

@@ -1,0 +1,304 @@
+#include "model/predict_plan.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "model/model.h"
+
+namespace nnrt::model {
+
+namespace {
+
+using backend::ResolvedOp;
+
+constexpr size_t kAlign = 64;  // arena regions start on cache lines (and oneDNN's preferred alignment)
+
+size_t aligned(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+// Where an op's tensor lives at a replay: a base chosen per replay, plus a fixed byte offset.
+enum class Base : uint8_t { kInput, kParam, kConstant, kArena, kOutput };
+
+struct Operand {
+  Base base = Base::kArena;
+  int32_t index = 0;   // the parameter or constant
+  int64_t offset = 0;  // bytes from the base
+};
+
+struct Step {
+  ResolvedOp op;
+  Operand in[NNRT_OP_MAX_INPUTS], out[NNRT_OP_MAX_OUTPUTS];
+};
+
+struct ArrayLayout {
+  nnrt_dtype dtype = NNRT_DTYPE_F32;
+  Shape shape;
+  Strides strides{};
+  static ArrayLayout of(const Array &a) { return {a.dtype(), a.shape(), a.strides()}; }
+  bool operator==(const ArrayLayout &o) const { return dtype == o.dtype && shape == o.shape && strides == o.strides; }
+};
+
+int64_t bytes_between(const void *from, const void *to) {
+  return static_cast<const char *>(to) - static_cast<const char *>(from);
+}
+
+}  // namespace
+
+// ---- the plan -------------------------------------------------------------------------------
+
+class PredictPlan {
+ public:
+  std::vector<Step> steps;
+  std::vector<std::pair<int32_t, ArrayLayout>> params;  // every parameter the steps read, as recorded
+  std::vector<std::shared_ptr<Storage>> constants;      // memory the pass read but did not make
+  size_t arena_bytes = 0, workspace_offset = 0;
+  nnrt_dtype out_dtype = NNRT_DTYPE_F32;
+  int64_t out_elements = 0;  // of the output's storage
+  Shape out_shape;
+  Strides out_strides{};
+  int64_t out_offset = 0;
+
+  // Replays on x; false (nothing run) when a parameter no longer has its recorded layout or x is
+  // on another device, which the ordinary pass reports.
+  bool run(Context &ctx, const Array &x, const std::vector<Param> &values, Array *y) const {
+    for (const auto &p : params) {
+      const Array &v = values[p.first].value;
+      if (!(ArrayLayout::of(v) == p.second)) return false;
+    }
+    const backend::Device &dev = *ctx.device();
+    if (&x.device() != &dev && !(x.device().host_memory() && dev.host_memory())) return false;
+    Array arena = arena_bytes ? Array::allocate(ctx.device(), NNRT_DTYPE_U8, Shape{int64_t(arena_bytes)}) : Array();
+    Array out = Array::allocate(ctx.device(), out_dtype, Shape{out_elements});
+    char *arena_base = arena.defined() ? static_cast<char *>(arena.data()) : nullptr;
+    auto address = [&](const Operand &o) -> char * {
+      switch (o.base) {
+        case Base::kInput: return static_cast<char *>(x.data()) + o.offset;
+        case Base::kParam: return static_cast<char *>(values[o.index].value.data()) + o.offset;
+        case Base::kConstant: return static_cast<char *>(constants[o.index]->ptr) + o.offset;
+        case Base::kArena: return arena_base + o.offset;
+        case Base::kOutput: return static_cast<char *>(out.data()) + o.offset;
+      }
+      return nullptr;
+    };
+    const void *ins[NNRT_OP_MAX_INPUTS];
+    void *outs[NNRT_OP_MAX_OUTPUTS];
+    for (const Step &s : steps) {
+      for (int i = 0; i < s.op.desc.n_inputs; ++i) ins[i] = address(s.in[i]);
+      for (int i = 0; i < s.op.desc.n_outputs; ++i) outs[i] = address(s.out[i]);
+      void *workspace = s.op.staged || !arena_base ? nullptr : arena_base + workspace_offset;
+      backend::run_resolved(ctx, s.op, ins, outs, workspace);
+    }
+    *y = out.view(out_shape, out_strides, out_offset);
+    return true;
+  }
+};
+
+// ---- recording and compiling ----------------------------------------------------------------
+
+namespace {
+
+struct RecordedOp {
+  ResolvedOp op;
+  std::vector<Array> in, out;
+};
+
+class Recording : public backend::OpRecorder {
+ public:
+  void op_ran(const ResolvedOp &op, const Array *const *inputs, const Array *const *outputs) override {
+    RecordedOp r{op, {}, {}};
+    for (int i = 0; i < op.desc.n_inputs; ++i) r.in.push_back(*inputs[i]);
+    for (int i = 0; i < op.desc.n_outputs; ++i) r.out.push_back(*outputs[i]);
+    ops.push_back(std::move(r));
+  }
+  void host_wrote(const std::shared_ptr<Storage> &storage) override { host_written.emplace(storage.get(), storage); }
+
+  // Keeping every array alive until the plan is made also keeps the memory cache from handing a
+  // block to two of them, so each storage is one array of the pass.
+  std::vector<RecordedOp> ops;
+  std::unordered_map<const Storage *, std::shared_ptr<Storage>> host_written;
+};
+
+// One storage the recorded ops touched.
+struct Buffer {
+  Base base = Base::kArena;
+  int32_t index = 0;
+  size_t first = 0, last = 0;  // the steps that touch it first and last
+  bool written = false;
+  std::shared_ptr<Storage> storage;
+  size_t offset = 0;  // in the arena
+};
+
+class Compiler {
+ public:
+  Compiler(const Array &x, const std::vector<Param> &params) : x_(x), params_(params) {}
+
+  std::shared_ptr<PredictPlan> compile(const Recording &rec, const Array &y) {
+    auto plan = std::make_shared<PredictPlan>();
+    for (size_t k = 0; k < rec.ops.size(); ++k) {
+      const RecordedOp &r = rec.ops[k];
+      for (const Array &a : r.in) touch(rec, a, k, false, *plan);
+      for (const Array &a : r.out) touch(rec, a, k, true, *plan);
+    }
+    // A replay rewrites only what the pass's own ops made: memory they did not make (the input,
+    // parameters, constants) must be read-only, and the output must be one of theirs.
+    for (const Buffer &b : buffers_)
+      if (b.written && b.base != Base::kArena) return nullptr;
+    auto found = index_.find(y.storage().get());
+    if (found == index_.end() || buffers_[found->second].base != Base::kArena) return nullptr;
+    Buffer &out = buffers_[found->second];
+    size_t es = dtype_size(y.dtype());
+    if (out.storage->bytes % es != 0) return nullptr;
+    out.base = Base::kOutput;
+    plan->out_dtype = y.dtype();
+    plan->out_elements = static_cast<int64_t>(out.storage->bytes / es);
+    plan->out_shape = y.shape();
+    plan->out_strides = y.strides();
+    plan->out_offset = y.offset();
+    place_in_arena(*plan);
+    size_t workspace = 0;
+    for (const RecordedOp &r : rec.ops)
+      if (!r.op.staged) workspace = std::max(workspace, r.op.op.workspace_bytes);
+    plan->workspace_offset = plan->arena_bytes;
+    plan->arena_bytes += aligned(workspace);
+    for (const RecordedOp &r : rec.ops) plan->steps.push_back(step(r));
+    return plan;
+  }
+
+ private:
+  void touch(const Recording &rec, const Array &a, size_t k, bool write, PredictPlan &plan) {
+    const Storage *s = a.storage().get();
+    auto it = index_.find(s);
+    if (it == index_.end()) {
+      Buffer b;
+      b.first = k;
+      b.storage = a.storage();
+      if (s == x_.storage().get()) {
+        b.base = Base::kInput;
+      } else if (int32_t p = param_of(s); p >= 0) {
+        b.base = Base::kParam;
+        b.index = p;
+        plan.params.emplace_back(p, ArrayLayout::of(params_[p].value));
+      } else if (!write || rec.host_written.count(s)) {
+        // Read before any op wrote it: memory the pass found made (a constant), kept as it is.
+        b.base = Base::kConstant;
+        b.index = static_cast<int32_t>(plan.constants.size());
+        plan.constants.push_back(b.storage);
+      }
+      it = index_.emplace(s, buffers_.size()).first;
+      buffers_.push_back(b);
+    }
+    Buffer &b = buffers_[it->second];
+    b.last = k;
+    b.written = b.written || write;
+  }
+
+  int32_t param_of(const Storage *s) const {
+    for (size_t i = 0; i < params_.size(); ++i)
+      if (params_[i].value.storage().get() == s) return static_cast<int32_t>(i);
+    return -1;
+  }
+
+  // First fit: each array the pass made gets the lowest offset that no array alive at the same
+  // time uses (an op never reads and writes the same bytes through two different arrays).
+  void place_in_arena(PredictPlan &plan) {
+    std::vector<const Buffer *> placed;
+    for (Buffer &b : buffers_) {
+      if (b.base != Base::kArena) continue;
+      std::vector<const Buffer *> live;
+      for (const Buffer *p : placed)
+        if (p->last >= b.first) live.push_back(p);
+      std::sort(live.begin(), live.end(), [](const Buffer *l, const Buffer *r) { return l->offset < r->offset; });
+      size_t size = aligned(std::max<size_t>(b.storage->bytes, 1)), at = 0;
+      for (const Buffer *p : live) {
+        if (p->offset >= at + size) break;
+        at = std::max(at, p->offset + aligned(std::max<size_t>(p->storage->bytes, 1)));
+      }
+      b.offset = at;
+      plan.arena_bytes = std::max(plan.arena_bytes, at + size);
+      placed.push_back(&b);
+    }
+  }
+
+  Operand operand(const Array &a) const {
+    const Buffer &b = buffers_[index_.at(a.storage().get())];
+    Operand o{b.base, b.index, 0};
+    switch (b.base) {
+      case Base::kInput: o.offset = bytes_between(x_.data(), a.data()); break;
+      case Base::kParam: o.offset = bytes_between(params_[b.index].value.data(), a.data()); break;
+      case Base::kArena: o.offset = static_cast<int64_t>(b.offset) + bytes_between(b.storage->ptr, a.data()); break;
+      case Base::kConstant:
+      case Base::kOutput: o.offset = bytes_between(b.storage->ptr, a.data()); break;
+    }
+    return o;
+  }
+
+  Step step(const RecordedOp &r) const {
+    Step s;
+    s.op = r.op;
+    for (size_t i = 0; i < r.in.size(); ++i) s.in[i] = operand(r.in[i]);
+    for (size_t i = 0; i < r.out.size(); ++i) s.out[i] = operand(r.out[i]);
+    return s;
+  }
+
+  const Array &x_;
+  const std::vector<Param> &params_;
+  std::vector<Buffer> buffers_;
+  std::unordered_map<const Storage *, size_t> index_;
+};
+
+}  // namespace
+
+// ---- the plans of a model -------------------------------------------------------------------
+
+struct PredictPlans::Entry {
+  ArrayLayout input;
+  std::shared_ptr<const PredictPlan> plan;  // NULL: this layout's pass cannot be replayed
+};
+
+Array PredictPlans::predict(Context &ctx, const Array &x, const std::vector<Param> &params,
+                            const std::function<Array()> &unplanned) {
+  ArrayLayout key = ArrayLayout::of(x);
+  std::shared_ptr<Entry> entry;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = std::find_if(entries_.begin(), entries_.end(), [&](const auto &e) { return e->input == key; });
+    if (it != entries_.end()) {
+      entry = *it;
+      std::rotate(entries_.begin(), it, it + 1);
+    }
+  }
+  if (entry) {
+    if (!entry->plan) return unplanned();
+    Array y;
+    try {
+      if (entry->plan->run(ctx, x, params, &y)) return y;
+    } catch (const Error &) {
+      // A failing op (an index out of range, memory): the ordinary pass fails the same way, and
+      // its message names the layer.
+      return unplanned();
+    }
+  }
+  Recording rec;
+  Array y;
+  {
+    backend::RecordScope scope(&rec);
+    y = unplanned();
+  }
+  auto made = std::make_shared<Entry>();
+  made->input = key;
+  made->plan = Compiler(x, params).compile(rec, y);
+  std::lock_guard<std::mutex> lock(mutex_);
+  entries_.erase(std::remove_if(entries_.begin(), entries_.end(), [&](const auto &e) { return e->input == key; }),
+                 entries_.end());
+  entries_.insert(entries_.begin(), made);
+  if (entries_.size() > kMaxEntries) entries_.resize(kMaxEntries);
+  return y;
+}
+
+size_t PredictPlans::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return static_cast<size_t>(std::count_if(entries_.begin(), entries_.end(), [](const auto &e) { return e->plan != nullptr; }));
+}
+
+}  // namespace nnrt::model
