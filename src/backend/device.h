@@ -57,6 +57,15 @@ class Device {
 
   size_t cached_op_count() const;
 
+  // For code that calls the table itself (backend/staged_upload.h): the opened instance, the
+  // context's stream (NULL for a backend without streams), and the failure of a table call as an
+  // nnrt::Error with the backend's message.
+  nnrt_backend_instance *instance() const { return instance_; }
+  nnrt_stream *stream() const { return stream_; }
+  void check(nnrt_status status, const char *what) {
+    if (status != NNRT_OK) backend_failure(status, what);
+  }
+
  private:
   Device() = default;
   [[noreturn]] void backend_failure(nnrt_status status, const std::string &what);
