@@ -118,8 +118,11 @@ nnrt_status open_device(const nnrt_device_config *config, nnrt_backend_instance 
       destroy_instance(inst);
       throw;
     }
+    char bus_id[32] = "";
+    if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, inst->device) == cudaSuccess) inst->pci_bus_id = bus_id;
+    cudaGetLastError();
     log_message(NNRT_LOG_INFO, "cudnn: opened device " + std::to_string(inst->device) + "; " +
-                                   nvml_status_line(inst->device));
+                                   nvml_status_line(inst->pci_bus_id, inst->device));
     *out = inst;
     return NNRT_OK;
   });
@@ -259,6 +262,21 @@ nnrt_status event_synchronize(nnrt_backend_instance *inst, nnrt_event *event) {
   });
 }
 
+// ---- the device's load, for the training progress -----------------------------------------------
+
+nnrt_status device_status(nnrt_backend_instance *inst, nnrt_device_status *status) {
+  return guarded("device_status", [&] {
+    NvmlReading r = nvml_read(inst->pci_bus_id, inst->device);
+    status->utilization_percent = r.utilization_percent;
+    status->temperature_celsius = r.temperature_celsius;
+    if (NNRT_HAS_MEMBER(status, nnrt_device_status, memory_total_bytes)) {
+      status->memory_used_bytes = r.memory_used_bytes;
+      status->memory_total_bytes = r.memory_total_bytes;
+    }
+    return NNRT_OK;
+  });
+}
+
 // ---- ops ---------------------------------------------------------------------------------------
 
 int32_t supports(nnrt_backend_instance *, const nnrt_op_desc *desc) {
@@ -369,6 +387,7 @@ extern "C" __attribute__((visibility("default"))) const nnrt_backend_v1 *nnrt_ba
       table.event_record = event_record;
       table.stream_wait_event = stream_wait_event;
       table.event_synchronize = event_synchronize;
+      table.device_status = device_status;
     });
   } catch (...) {
     report_error("the cudnn backend could not initialise");

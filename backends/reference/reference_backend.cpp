@@ -289,6 +289,7 @@ const nnrt_backend_v1 kTable = {
     nullptr,  // event_record
     nullptr,  // stream_wait_event
     nullptr,  // event_synchronize
+    nullptr,  // device_status: nothing to add to the progress on a CPU
 };
 
 }  // namespace

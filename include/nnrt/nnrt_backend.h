@@ -333,6 +333,17 @@ typedef struct nnrt_device_props {
   uint32_t native_dtypes; /* bit (1u << dtype) for each dtype the device computes natively */
 } nnrt_device_props;
 
+/* A device's current load, for the training progress (device_status). Every member but struct_size
+** is -1 when the backend cannot tell. */
+typedef struct nnrt_device_status {
+  uint32_t struct_size;
+  int32_t utilization_percent; /* of the last sampling period, 0..100 */
+  int32_t temperature_celsius;
+  int32_t reserved;            /* 0 */
+  int64_t memory_used_bytes;   /* by every process on the device */
+  int64_t memory_total_bytes;
+} nnrt_device_status;
+
 /* What the host asks a backend to open. */
 typedef struct nnrt_device_config {
   uint32_t struct_size;
@@ -453,6 +464,11 @@ typedef struct nnrt_backend_v1 {
   nnrt_status (*stream_wait_event)(nnrt_backend_instance *instance, nnrt_stream *stream, nnrt_event *event);
   /* Blocks the calling thread until the work before the event's mark has completed. */
   nnrt_status (*event_synchronize)(nnrt_backend_instance *instance, nnrt_event *event);
+
+  /* Optional: fills *status (whose struct_size the host set) with the device's current load, -1
+  ** for what the backend cannot tell (a GPU backend without NVML sets every member to -1 and still
+  ** returns NNRT_OK). The host calls it at most about once a second while training. */
+  nnrt_status (*device_status)(nnrt_backend_instance *instance, nnrt_device_status *status);
 } nnrt_backend_v1;
 
 /* What the host gives a backend: its services. */

@@ -57,6 +57,10 @@ class Device {
 
   size_t cached_op_count() const;
 
+  // The device's current load from the backend's device_status, or false when the backend has none
+  // (or it failed: the load is informative, never worth an error).
+  bool load(nnrt_device_status *out) const;
+
   // For code that calls the table itself (backend/staged_upload.h): the opened instance, the
   // context's stream (NULL for a backend without streams), and the failure of a table call as an
   // nnrt::Error with the backend's message.

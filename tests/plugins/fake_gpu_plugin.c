@@ -15,7 +15,8 @@
 ** copy completed would copy the wrong data: the plugin checksums the source when the copy is queued
 ** and counts a violation when it differs at run time. nnrt_fakegpu_staging_report gives the counts
 ** and a trace of the calls. NNRT_FAKEGPU_ABI=1.0 makes the table end before the event functions, as
-** a plugin built before they were added (the host must then neither read nor use them).
+** a plugin built before they were added (the host must then neither read nor use them, nor
+** device_status after them). device_status reports a fixed load (37% busy, 41 C, 256 MiB of 1 GiB).
 **
 ** NNRT_FAKEGPU_DEVICES sets its device count (default 0: it then reports "no device", like a GPU
 ** backend on a machine without a GPU).
@@ -472,6 +473,16 @@ static nnrt_status op_run(nnrt_backend_op *op, const nnrt_op_args *args) {
 
 static void op_destroy(nnrt_backend_op *op) { free(op); }
 
+/* A fixed load, as NVML would report it: 37% busy, 41 C, 256 MiB of the 1 GiB in use. */
+static nnrt_status device_status(nnrt_backend_instance *inst, nnrt_device_status *s) {
+  (void)inst;
+  s->utilization_percent = 37;
+  s->temperature_celsius = 41;
+  s->memory_used_bytes = (int64_t)256 << 20;
+  s->memory_total_bytes = (int64_t)1 << 30;
+  return NNRT_OK;
+}
+
 static nnrt_backend_v1 table;
 
 __attribute__((visibility("default"))) const nnrt_backend_v1 *nnrt_backend_entry(uint32_t host_abi,
@@ -510,6 +521,7 @@ __attribute__((visibility("default"))) const nnrt_backend_v1 *nnrt_backend_entry
   table.event_record = event_record;
   table.stream_wait_event = stream_wait_event;
   table.event_synchronize = event_synchronize;
+  table.device_status = device_status;
   abi = getenv("NNRT_FAKEGPU_ABI");
   if (abi && strcmp(abi, "1.0") == 0) table.struct_size = (uint32_t)offsetof(nnrt_backend_v1, event_create);
   return &table;
