@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <exception>
 #include <mutex>
@@ -99,6 +100,7 @@ Prepared BatchIterator::Impl::prepare(int64_t b) {
     p.y_offset = (p.x_bytes + 255) / 256 * 256;  // the device copy of y starts aligned
     auto *host = static_cast<unsigned char *>(staging->begin(p.y_offset + p.y_bytes));
     data->gather(order.data() + begin, n, x_dtype, host, host + p.y_offset);
+    std::memset(host + p.x_bytes, 0, p.y_offset - p.x_bytes);  // the padding is copied too: no stale bytes
     p.slot = staging->submit(p.y_offset + p.y_bytes);
     return p;
   }
