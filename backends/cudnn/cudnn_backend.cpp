@@ -5,7 +5,9 @@
 // Memory: the host caches device memory itself (one caching allocator per device, src/core's
 // MemoryCache over mem_alloc/mem_free, with the context's "cache" limits), so mem_alloc is a plain
 // cudaMalloc; every op's workspace comes from that cache. All work of a context runs on its one
-// stream, so a block freed and handed out again is reused in stream order.
+// stream, so a block freed and handed out again is reused in stream order. Batches are copied on a
+// second stream from page-locked memory (host_alloc); events order that stream with the context's
+// (the host's side is src/backend/staged_upload.cpp).
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -116,8 +118,11 @@ nnrt_status open_device(const nnrt_device_config *config, nnrt_backend_instance 
       destroy_instance(inst);
       throw;
     }
+    char bus_id[32] = "";
+    if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, inst->device) == cudaSuccess) inst->pci_bus_id = bus_id;
+    cudaGetLastError();
     log_message(NNRT_LOG_INFO, "cudnn: opened device " + std::to_string(inst->device) + "; " +
-                                   nvml_status_line(inst->device));
+                                   nvml_status_line(inst->pci_bus_id, inst->device));
     *out = inst;
     return NNRT_OK;
   });
@@ -210,6 +215,64 @@ nnrt_status stream_synchronize(nnrt_backend_instance *inst, nnrt_stream *stream)
   return guarded("stream_synchronize", [&] {
     use_device(inst->device);
     NNRT_CUDA(cudaStreamSynchronize(to_cuda(stream)));
+    return NNRT_OK;
+  });
+}
+
+// ---- events: the copy stream and the context's stream ordered without blocking the host --------
+
+inline cudaEvent_t to_cuda(nnrt_event *e) { return reinterpret_cast<cudaEvent_t>(e); }
+
+nnrt_status event_create(nnrt_backend_instance *inst, nnrt_event **out) {
+  return guarded("event_create", [&] {
+    use_device(inst->device);
+    cudaEvent_t e = nullptr;
+    NNRT_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));  // an ordering point, not a clock
+    *out = reinterpret_cast<nnrt_event *>(e);
+    return NNRT_OK;
+  });
+}
+
+void event_destroy(nnrt_backend_instance *inst, nnrt_event *event) {
+  cudaSetDevice(inst->device);
+  cudaEventDestroy(to_cuda(event));
+}
+
+nnrt_status event_record(nnrt_backend_instance *inst, nnrt_event *event, nnrt_stream *stream) {
+  return guarded("event_record", [&] {
+    use_device(inst->device);
+    NNRT_CUDA(cudaEventRecord(to_cuda(event), to_cuda(stream)));
+    return NNRT_OK;
+  });
+}
+
+nnrt_status stream_wait_event(nnrt_backend_instance *inst, nnrt_stream *stream, nnrt_event *event) {
+  return guarded("stream_wait_event", [&] {
+    use_device(inst->device);
+    NNRT_CUDA(cudaStreamWaitEvent(to_cuda(stream), to_cuda(event), 0));
+    return NNRT_OK;
+  });
+}
+
+nnrt_status event_synchronize(nnrt_backend_instance *inst, nnrt_event *event) {
+  return guarded("event_synchronize", [&] {
+    use_device(inst->device);
+    NNRT_CUDA(cudaEventSynchronize(to_cuda(event)));
+    return NNRT_OK;
+  });
+}
+
+// ---- the device's load, for the training progress -----------------------------------------------
+
+nnrt_status device_status(nnrt_backend_instance *inst, nnrt_device_status *status) {
+  return guarded("device_status", [&] {
+    NvmlReading r = nvml_read(inst->pci_bus_id, inst->device);
+    status->utilization_percent = r.utilization_percent;
+    status->temperature_celsius = r.temperature_celsius;
+    if (NNRT_HAS_MEMBER(status, nnrt_device_status, memory_total_bytes)) {
+      status->memory_used_bytes = r.memory_used_bytes;
+      status->memory_total_bytes = r.memory_total_bytes;
+    }
     return NNRT_OK;
   });
 }
@@ -319,6 +382,12 @@ extern "C" __attribute__((visibility("default"))) const nnrt_backend_v1 *nnrt_ba
       table.op_create = op_create;
       table.op_run = op_run;
       table.op_destroy = op_destroy;
+      table.event_create = event_create;
+      table.event_destroy = event_destroy;
+      table.event_record = event_record;
+      table.stream_wait_event = stream_wait_event;
+      table.event_synchronize = event_synchronize;
+      table.device_status = device_status;
     });
   } catch (...) {
     report_error("the cudnn backend could not initialise");

@@ -53,6 +53,7 @@ class Op {
 // One device opened for one context: the device index and the library handles, all bound to it.
 struct nnrt_backend_instance {
   int device = 0;
+  std::string pci_bus_id;  // "0000:3B:00.0", for NVML; "" when CUDA did not say
   bool deterministic = false;
   cublasLtHandle_t cublaslt = nullptr;
   cudnnHandle_t cudnn = nullptr;

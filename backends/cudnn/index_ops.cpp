@@ -2,12 +2,15 @@
 // semantics through the shared rules of kernels/index_ops.h. GATHER and SCATTER_ADD check every
 // index on the device before anything is written (one small copy back and a wait); an index
 // outside the table is NNRT_ERR_INVALID_ARGUMENT naming its position and value, as on the CPU.
-// SCATTER_ADD uses no atomics (kernels.h), so it is deterministic in every mode.
+// SCATTER_ADD scans the indices in order without atomics (deterministic, bit-identical to the
+// reference backend), except for large tables outside deterministic mode, where it adds with
+// atomics (scatter_path.h).
 #include <cstring>
 
 #include "kernels.h"
 #include "nnrt/kernels/dtype_info.h"
 #include "ops.h"
+#include "scatter_path.h"
 
 namespace nnrt::cudnn {
 
@@ -55,7 +58,8 @@ class ArgReduceOp final : public Op {
 // GATHER (rows = y, table = the table input) and SCATTER_ADD (rows = dy, table = dtable).
 class IndexRowsOp final : public Op {
  public:
-  explicit IndexRowsOp(const nnrt_op_desc &d) : gather_(d.kind == NNRT_OP_GATHER), dtype_(d.outputs[0].dtype) {
+  IndexRowsOp(const nnrt_op_desc &d, bool deterministic)
+      : gather_(d.kind == NNRT_OP_GATHER), dtype_(d.outputs[0].dtype) {
     const nnrt_tensor_desc &indices = d.inputs[1];
     const nnrt_tensor_desc &rows = gather_ ? d.outputs[0] : d.inputs[0];
     const nnrt_tensor_desc &table = gather_ ? d.inputs[0] : d.outputs[0];
@@ -69,6 +73,8 @@ class IndexRowsOp final : public Op {
     r_.table_row = table.strides[0];
     r_.table_col = table.strides[1];
     r_.rows_col = rows.strides[rows.ndim - 1];
+    atomic_ = !gather_ && scatter_add_path(deterministic, dtype_, r_.rows, r_.width, r_.positions) ==
+                              ScatterAddPath::kAtomic;
   }
   size_t workspace_bytes() const override { return sizeof(unsigned long long); }
   void run(const nnrt_op_args &a, cudaStream_t s) const override {
@@ -76,6 +82,9 @@ class IndexRowsOp final : public Op {
     check_all(indices, static_cast<unsigned long long *>(a.workspace), s);
     if (gather_) {
       check_cuda(gpu::gather(static_cast<int>(kernels::dtype_size(dtype_)), r_, a.outputs[0], a.inputs[0], indices, s), "gather kernel");
+    } else if (atomic_) {
+      check_cuda(gpu::scatter_add_atomic(dtype_, r_, a.outputs[0], a.inputs[0], indices, s),
+                 "scatter-add kernel (atomic)");
     } else {
       check_cuda(gpu::scatter_add(dtype_, r_, a.outputs[0], a.inputs[0], indices, s), "scatter-add kernel");
     }
@@ -121,6 +130,7 @@ class IndexRowsOp final : public Op {
   }
 
   bool gather_;
+  bool atomic_ = false;  // SCATTER_ADD with atomics
   int32_t dtype_;
   nnrt_tensor_desc indices_;
   gpu::IndexRows r_;
@@ -158,9 +168,9 @@ std::string index_refusal(const nnrt_op_desc &d) {
   return check_rows(dy, "dy", indices, dtable.dims[1]);
 }
 
-std::unique_ptr<Op> create_index_op(const nnrt_op_desc &d) {
+std::unique_ptr<Op> create_index_op(const nnrt_op_desc &d, bool deterministic) {
   if (d.kind == NNRT_OP_ARGREDUCE) return std::make_unique<ArgReduceOp>(d);
-  return std::make_unique<IndexRowsOp>(d);
+  return std::make_unique<IndexRowsOp>(d, deterministic);
 }
 
 }  // namespace nnrt::cudnn

@@ -704,14 +704,24 @@ __global__ void check_indices_kernel(IndexRows r, const void *indices, unsigned 
   }
 }
 
+// Element i of the [positions, width] walk of GATHER and the atomic SCATTER_ADD: its offset in the
+// rows tensor (y or dy) and in the table its index names (checked beforehand).
+struct RowElement {
+  int64_t rows_at, table_at;
+};
+__device__ RowElement row_element(const IndexRows &r, const void *indices, int64_t i) {
+  const int64_t p = i / r.width, d = i % r.width;
+  int64_t o[2];
+  strided_offsets(r.walk, p, o);
+  const int64_t v = load_index(r.index_dtype, indices, o[0]);
+  return RowElement{o[1] + d * r.rows_col, v * r.table_row + d * r.table_col};
+}
+
 template <class E>
 __global__ void gather_kernel(IndexRows r, E *y, const E *table, const void *indices) {
   NNRT_GRID_LOOP(i, r.positions * r.width) {
-    const int64_t p = i / r.width, d = i % r.width;
-    int64_t o[2];
-    strided_offsets(r.walk, p, o);
-    const int64_t v = load_index(r.index_dtype, indices, o[0]);
-    y[o[1] + d * r.rows_col] = table[v * r.table_row + d * r.table_col];
+    const RowElement e = row_element(r, indices, i);
+    y[e.rows_at] = table[e.table_at];
   }
 }
 
@@ -728,6 +738,34 @@ __global__ void scatter_add_kernel(IndexRows r, typename F::S *dtable, const typ
     }
     dtable[v * r.table_row + d * r.table_col] = F::store(acc);
   }
+}
+
+template <class T>
+__global__ void zero_table_kernel(IndexRows r, T *dtable) {
+  NNRT_GRID_LOOP(i, r.rows * r.width) {
+    const int64_t v = i / r.width, d = i % r.width;
+    dtable[v * r.table_row + d * r.table_col] = T(0);
+  }
+}
+
+template <class T>
+__global__ void scatter_add_atomic_kernel(IndexRows r, T *dtable, const T *dy, const void *indices) {
+  NNRT_GRID_LOOP(i, r.positions * r.width) {
+    const RowElement e = row_element(r, indices, i);
+    atomicAdd(&dtable[e.table_at], dy[e.rows_at]);
+  }
+}
+
+template <class T>
+cudaError_t scatter_add_atomic_as(const IndexRows &r, void *dtable, const void *dy, const void *indices,
+                                  cudaStream_t stream) {
+  T *table = static_cast<T *>(dtable);
+  zero_table_kernel<T><<<blocks_for(r.rows * r.width), kThreads, 0, stream>>>(r, table);
+  if (r.positions > 0) {
+    scatter_add_atomic_kernel<T><<<blocks_for(r.positions * r.width), kThreads, 0, stream>>>(
+        r, table, static_cast<const T *>(dy), indices);
+  }
+  return cudaGetLastError();
 }
 
 unsigned line_blocks(int64_t lines) { return static_cast<unsigned>(lines < 65535 ? (lines < 1 ? 1 : lines) : 65535); }
@@ -1070,6 +1108,14 @@ cudaError_t scatter_add(int32_t dtype, const IndexRows &r, void *dtable, const v
                                                                  static_cast<const S *>(dy), indices);
     return launched();
   });
+}
+
+cudaError_t scatter_add_atomic(int32_t dtype, const IndexRows &r, void *dtable, const void *dy, const void *indices,
+                               cudaStream_t stream) {
+  if (r.rows * r.width == 0) return cudaSuccess;
+  if (dtype == NNRT_DTYPE_F32) return scatter_add_atomic_as<float>(r, dtable, dy, indices, stream);
+  if (dtype == NNRT_DTYPE_F64) return scatter_add_atomic_as<double>(r, dtable, dy, indices, stream);
+  return cudaErrorInvalidValue;
 }
 
 }  // namespace nnrt::cudnn::gpu

@@ -156,6 +156,10 @@ cudaError_t gather(int element_bytes, const IndexRows &r, void *y, const void *t
 // to the reference backend and deterministic; f16 and bf16 accumulate in f32.
 cudaError_t scatter_add(int32_t dtype, const IndexRows &r, void *dtable, const void *dy, const void *indices,
                         cudaStream_t stream);
+// The same sums with atomics (F32 and F64 only; scatter_path.h says when): dtable is zeroed, then
+// one thread per dy element adds it to its row. The order of the additions varies between runs.
+cudaError_t scatter_add_atomic(int32_t dtype, const IndexRows &r, void *dtable, const void *dy, const void *indices,
+                               cudaStream_t stream);
 
 // One fused optimizer step over n contiguous F32 elements; s0 and s1 may be NULL when the rule
 // keeps no such state.

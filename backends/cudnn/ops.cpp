@@ -95,7 +95,7 @@ std::unique_ptr<Op> create_op(const nnrt_backend_instance &instance, const nnrt_
     return create_conv_op(instance, d);
   if (d.kind == NNRT_OP_BATCHNORM || d.kind == NNRT_OP_BATCHNORM_BACKWARD) return create_batchnorm_op(d);
   if (d.kind == NNRT_OP_ARGREDUCE || d.kind == NNRT_OP_GATHER || d.kind == NNRT_OP_SCATTER_ADD)
-    return create_index_op(d);
+    return create_index_op(d, instance.deterministic);
   if (d.kind == NNRT_OP_LOSS || d.kind == NNRT_OP_LOSS_BACKWARD) return create_loss_op(d);
   if (d.kind == NNRT_OP_REDUCE || d.kind == NNRT_OP_SOFTMAX || d.kind == NNRT_OP_SOFTMAX_BACKWARD)
     return create_line_op(d);

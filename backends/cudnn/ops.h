@@ -32,7 +32,7 @@ std::unique_ptr<Op> create_conv_op(const nnrt_backend_instance &instance, const 
 std::string batchnorm_refusal(const nnrt_op_desc &desc);
 std::unique_ptr<Op> create_batchnorm_op(const nnrt_op_desc &desc);
 std::string index_refusal(const nnrt_op_desc &desc);
-std::unique_ptr<Op> create_index_op(const nnrt_op_desc &desc);
+std::unique_ptr<Op> create_index_op(const nnrt_op_desc &desc, bool deterministic);
 std::string matmul_refusal(const nnrt_op_desc &desc);
 std::unique_ptr<Op> create_matmul_op(const nnrt_backend_instance &instance, const nnrt_op_desc &desc);
 

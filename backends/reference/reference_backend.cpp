@@ -284,6 +284,12 @@ const nnrt_backend_v1 kTable = {
     op_create,
     op_run,
     op_destroy,
+    nullptr,  // event_create: no second stream to order
+    nullptr,  // event_destroy
+    nullptr,  // event_record
+    nullptr,  // stream_wait_event
+    nullptr,  // event_synchronize
+    nullptr,  // device_status: nothing to add to the progress on a CPU
 };
 
 }  // namespace

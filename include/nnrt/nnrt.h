@@ -579,6 +579,12 @@ typedef struct nnrt_progress {
   double validation_score;    /* the validation metric after an epoch; NaN when none */
   int64_t batches_per_epoch;  /* minibatches in one epoch */
   int64_t batch;              /* 0-based minibatch within the epoch */
+  /* The training device's load, when its backend can tell (a GPU with NVML), sampled at most
+  ** about once a second; -1 for what is unknown, and always -1 on a CPU backend. */
+  int32_t device_utilization_percent;
+  int32_t device_temperature_celsius;
+  int64_t device_memory_used_bytes;  /* by every process on the device */
+  int64_t device_memory_total_bytes;
 } nnrt_progress;
 
 /* A progress callback: called after every minibatch and once more after every epoch, on the

@@ -22,7 +22,10 @@
 ** "device pointers" are ordinary host pointers: nnrt allocates them from its host memory cache and
 ** the memory functions of the table may be NULL. Otherwise (a GPU) the host never dereferences a
 ** device pointer; it moves data with memcpy_async on the context's stream and waits with
-** stream_synchronize. Device pointers passed to op_run may be offset into an allocation (views).
+** stream_synchronize. When the backend also has host_alloc and the event functions, training
+** batches are copied from page-locked memory on a second stream instead, while the context's stream
+** computes (see event_create). Device pointers passed to op_run may be offset into an allocation
+** (views).
 **
 ** Ops. An operation is described by an nnrt_op_desc: an op kind from the fixed op set below, the
 ** dtype, dims and strides of every input and output, and static attributes. The host asks
@@ -316,6 +319,7 @@ typedef struct nnrt_host_pool nnrt_host_pool;
 typedef struct nnrt_backend_instance nnrt_backend_instance; /* one device opened for one context */
 typedef struct nnrt_backend_op nnrt_backend_op;             /* a created op (primitive, plan) */
 typedef struct nnrt_stream nnrt_stream;                     /* an in-order queue of device work */
+typedef struct nnrt_event nnrt_event;                       /* a point in a stream's work */
 
 /* Properties of one device. */
 typedef struct nnrt_device_props {
@@ -328,6 +332,17 @@ typedef struct nnrt_device_props {
   int32_t cores;          /* CPU cores or GPU multiprocessors, 0 if unknown */
   uint32_t native_dtypes; /* bit (1u << dtype) for each dtype the device computes natively */
 } nnrt_device_props;
+
+/* A device's current load, for the training progress (device_status). Every member but struct_size
+** is -1 when the backend cannot tell. */
+typedef struct nnrt_device_status {
+  uint32_t struct_size;
+  int32_t utilization_percent; /* of the last sampling period, 0..100 */
+  int32_t temperature_celsius;
+  int32_t reserved;            /* 0 */
+  int64_t memory_used_bytes;   /* by every process on the device */
+  int64_t memory_total_bytes;
+} nnrt_device_status;
 
 /* What the host asks a backend to open. */
 typedef struct nnrt_device_config {
@@ -392,10 +407,13 @@ typedef struct nnrt_backend_v1 {
   ** to at least 256 bytes, or NNRT_ERR_OUT_OF_MEMORY. The host caches freed blocks itself. */
   nnrt_status (*mem_alloc)(nnrt_backend_instance *instance, size_t bytes, void **out);
   void (*mem_free)(nnrt_backend_instance *instance, void *ptr);
-  /* Page-locked host memory for staging copies (optional). */
+  /* Page-locked host memory for staging copies (optional; used together with the events below). */
   nnrt_status (*host_alloc)(nnrt_backend_instance *instance, size_t bytes, void **out);
   void (*host_free)(nnrt_backend_instance *instance, void *ptr);
-  /* Queues a copy or a memset on the stream; both may complete after the call returns. */
+  /* Queues a copy or a memset on the stream; both may complete after the call returns. A host
+  ** source or destination must stay untouched until the copy completed: the host waits for the
+  ** stream (stream_synchronize) or for an event recorded after the copy (event_synchronize) before
+  ** it reuses the memory. A copy from host_alloc memory may run while the host goes on. */
   nnrt_status (*memcpy_async)(nnrt_backend_instance *instance, void *dst, const void *src,
                               size_t bytes, int32_t copy_kind, nnrt_stream *stream);
   nnrt_status (*memset_async)(nnrt_backend_instance *instance, void *dst, int value, size_t bytes,
@@ -419,6 +437,38 @@ typedef struct nnrt_backend_v1 {
   /* Runs an op on the data in args. May be called from several threads at once. */
   nnrt_status (*op_run)(nnrt_backend_op *op, const nnrt_op_args *args);
   void (*op_destroy)(nnrt_backend_op *op);
+
+  /* ---- Added within ABI major 1: read only when struct_size covers them (NNRT_HAS_MEMBER). ----
+  **
+  ** Events: ordering between two streams of one instance, so that the host can copy the next batch
+  ** to the device on a second stream (made with stream_create) while the context's stream computes.
+  ** Optional, all five or none; the host uses them only together with host_alloc and host_free, for
+  ** a device-memory backend. Without them the host copies batches on the context's stream and waits
+  ** for each copy.
+  **
+  ** How the host uses them, per batch: it writes the batch into a host_alloc buffer, queues
+  ** stream_wait_event(copy stream, E_free) and the host-to-device copy on the copy stream, then
+  ** event_record(E_copied, copy stream); before the batch is used, stream_wait_event(context stream,
+  ** E_copied) and a device-to-device copy out of the staging buffer on the context stream, then
+  ** event_record(E_free, context stream). Before it writes that host buffer again it calls
+  ** event_synchronize(E_copied). */
+  /* Creates an event that has not been recorded (waiting for it returns at once). */
+  nnrt_status (*event_create)(nnrt_backend_instance *instance, nnrt_event **out);
+  /* Destroys an event; the host does so only when no stream waits for it any longer. */
+  void (*event_destroy)(nnrt_backend_instance *instance, nnrt_event *event);
+  /* Marks the point of `stream` after all the work queued on it so far. Recording again moves the
+  ** mark. Does not wait. */
+  nnrt_status (*event_record)(nnrt_backend_instance *instance, nnrt_event *event, nnrt_stream *stream);
+  /* Work queued on `stream` after this call starts only once the work before the event's mark has
+  ** completed. Does not block the calling thread. */
+  nnrt_status (*stream_wait_event)(nnrt_backend_instance *instance, nnrt_stream *stream, nnrt_event *event);
+  /* Blocks the calling thread until the work before the event's mark has completed. */
+  nnrt_status (*event_synchronize)(nnrt_backend_instance *instance, nnrt_event *event);
+
+  /* Optional: fills *status (whose struct_size the host set) with the device's current load, -1
+  ** for what the backend cannot tell (a GPU backend without NVML sets every member to -1 and still
+  ** returns NNRT_OK). The host calls it at most about once a second while training. */
+  nnrt_status (*device_status)(nnrt_backend_instance *instance, nnrt_device_status *status);
 } nnrt_backend_v1;
 
 /* What the host gives a backend: its services. */

@@ -201,6 +201,20 @@ void Device::run(const CachedOp &op, nnrt_op_args &args, const char *what, void 
   if (s != NNRT_OK) backend_failure(s, what);
 }
 
+bool Device::load(nnrt_device_status *out) const {
+  if (!NNRT_HAS_MEMBER(table_, nnrt_backend_v1, device_status) || !table_->device_status) return false;
+  nnrt_device_status s{};
+  s.struct_size = sizeof s;
+  s.utilization_percent = s.temperature_celsius = -1;
+  s.memory_used_bytes = s.memory_total_bytes = -1;
+  if (table_->device_status(instance_, &s) != NNRT_OK) {
+    take_backend_error();
+    return false;
+  }
+  *out = s;
+  return true;
+}
+
 size_t Device::cached_op_count() const {
   std::shared_lock<std::shared_mutex> lock(ops_mutex_);
   return ops_.size();

@@ -58,6 +58,19 @@ class Device {
 
   size_t cached_op_count() const;
 
+  // The device's current load from the backend's device_status, or false when the backend has none
+  // (or it failed: the load is informative, never worth an error).
+  bool load(nnrt_device_status *out) const;
+
+  // For code that calls the table itself (backend/staged_upload.h): the opened instance, the
+  // context's stream (NULL for a backend without streams), and the failure of a table call as an
+  // nnrt::Error with the backend's message.
+  nnrt_backend_instance *instance() const { return instance_; }
+  nnrt_stream *stream() const { return stream_; }
+  void check(nnrt_status status, const char *what) {
+    if (status != NNRT_OK) backend_failure(status, what);
+  }
+
  private:
   Device() = default;
   [[noreturn]] void backend_failure(nnrt_status status, const std::string &what);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <csignal>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,6 +31,28 @@ std::string clock_text(double seconds) {
 }
 
 }  // namespace
+
+std::string device_load_text(const nnrt_progress &p) {
+  if (p.struct_size < offsetof(nnrt_progress, device_memory_total_bytes) + sizeof p.device_memory_total_bytes) {
+    return "";
+  }
+  std::string s;
+  char buf[64];
+  if (p.device_utilization_percent >= 0) {
+    std::snprintf(buf, sizeof buf, " %d%%", p.device_utilization_percent);
+    s += buf;
+  }
+  if (p.device_memory_used_bytes >= 0 && p.device_memory_total_bytes > 0) {
+    std::snprintf(buf, sizeof buf, " %.1f/%.1f GiB", p.device_memory_used_bytes / 1073741824.0,
+                  p.device_memory_total_bytes / 1073741824.0);
+    s += buf;
+  }
+  if (p.device_temperature_celsius >= 0) {
+    std::snprintf(buf, sizeof buf, " %d C", p.device_temperature_celsius);
+    s += buf;
+  }
+  return s.empty() ? s : "  GPU" + s;
+}
 
 ProgressView::ProgressView(int32_t epochs, bool quiet)
     : epochs_(epochs), quiet_(quiet), start_(std::chrono::steady_clock::now()), last_draw_(start_) {
@@ -67,7 +90,7 @@ void ProgressView::draw_bar(const nnrt_progress &p) {
   if (p.epoch_end) {
     std::printf("\r\033[Kepoch %d/%d  loss %.4f  %.0f images/s", p.epoch + 1, epochs_, p.loss, p.examples_per_second);
     if (!std::isnan(p.validation_score)) std::printf("  validation %.4f", p.validation_score);
-    std::printf("\n");
+    std::printf("%s\n", device_load_text(p).c_str());
     std::fflush(stdout);
     return;
   }
@@ -83,9 +106,9 @@ void ProgressView::draw_bar(const nnrt_progress &p) {
   double elapsed = std::chrono::duration<double>(now - start_).count();
   double done = p.epoch + frac;
   double eta = done > 0 ? elapsed / done * (epochs_ - done) : NAN;
-  std::printf("\r\033[Kepoch %d/%d [%s] %lld/%lld  loss %.4f  %.0f img/s  ETA %s", p.epoch + 1, epochs_, bar,
+  std::printf("\r\033[Kepoch %d/%d [%s] %lld/%lld  loss %.4f  %.0f img/s  ETA %s%s", p.epoch + 1, epochs_, bar,
               static_cast<long long>(p.batch + 1), static_cast<long long>(p.batches_per_epoch), p.loss,
-              p.examples_per_second, clock_text(eta).c_str());
+              p.examples_per_second, clock_text(eta).c_str(), device_load_text(p).c_str());
   std::fflush(stdout);
 }
 
@@ -93,7 +116,7 @@ void ProgressView::print_line(const nnrt_progress &p) {
   if (p.epoch_end) {
     std::printf("epoch %d/%d done: %.0f images/s", p.epoch + 1, epochs_, p.examples_per_second);
     if (!std::isnan(p.validation_score)) std::printf(", validation %.4f", p.validation_score);
-    std::printf("\n");
+    std::printf("%s\n", device_load_text(p).c_str());
     std::fflush(stdout);
     return;
   }
@@ -102,9 +125,10 @@ void ProgressView::print_line(const nnrt_progress &p) {
   if ((p.batch + 1) % every != 0 && p.batch + 1 != p.batches_per_epoch) return;
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   double done = p.epoch + (p.batches_per_epoch ? static_cast<double>(p.batch + 1) / p.batches_per_epoch : 0);
-  std::printf("epoch %d/%d batch %lld/%lld loss %.4f %.0f images/s ETA %s\n", p.epoch + 1, epochs_,
+  std::printf("epoch %d/%d batch %lld/%lld loss %.4f %.0f images/s ETA %s%s\n", p.epoch + 1, epochs_,
               static_cast<long long>(p.batch + 1), static_cast<long long>(p.batches_per_epoch), p.loss,
-              p.examples_per_second, clock_text(done > 0 ? elapsed / done * (epochs_ - done) : NAN).c_str());
+              p.examples_per_second, clock_text(done > 0 ? elapsed / done * (epochs_ - done) : NAN).c_str(),
+              device_load_text(p).c_str());
   std::fflush(stdout);
 }
 

@@ -4,11 +4,16 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "nnrt/nnrt.h"
 
 namespace nnrt_cli {
+
+// "  GPU 37% 1.2/80.0 GiB 41 C": the device's load in a progress report, with only the parts the
+// backend gave; "" when it gave none (a CPU backend, a GPU without NVML, an older library).
+std::string device_load_text(const nnrt_progress &p);
 
 class ProgressView {
  public:

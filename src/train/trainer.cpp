@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "model/layers/output.h"
+#include "train/device_load.h"
 #include "train/evaluation.h"
 
 namespace nnrt::train {
@@ -562,6 +563,7 @@ nnrt_status Trainer::fit(const std::shared_ptr<data::Dataset> &train, const std:
     int64_t batch_index = 0, epoch_examples = 0;
     data::Batch b;
     nnrt_progress p{};
+    DeviceLoad device_load(*model_->context_ptr()->device());
     p.struct_size = sizeof p;
     p.epoch = epoch;
     p.batches_per_epoch = steps;
@@ -593,6 +595,7 @@ nnrt_status Trainer::fit(const std::shared_ptr<data::Dataset> &train, const std:
         p.examples_per_second = seconds > 0 ? static_cast<double>(epoch_examples) / seconds : 0;
         p.epoch_end = 0;
         p.batch = batch_index++;
+        device_load.fill(p);
         if (report(p)) mine |= kStopCallback;
         // With ranks, rank 0's clock decides, so that every rank stops on the same step.
         if (es.enabled && es.max_minutes > 0 && rank() == 0 &&
@@ -666,6 +669,7 @@ nnrt_status Trainer::fit(const std::shared_ptr<data::Dataset> &train, const std:
         stop_reason_ = StopReason::kPatience;
       }
     }
+    device_load.fill(p);
     if (stop_requests(report(p) ? kStopCallback : 0)) stop_reason_ = StopReason::kCallback;
     if (stop_reason_ != StopReason::kCompleted) break;
   }
