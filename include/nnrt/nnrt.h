@@ -340,6 +340,10 @@ NNRT_API nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_arr
 **   conv2d       "filters", "kernel", "stride" (1), "padding" (0, [h, w], [top, left, bottom,
 **                right], "same" or "valid"), "dilation" (1), "groups" (1), "activation", "init",
 **                "bias"
+**   conv2d_transpose   PyTorch's ConvTranspose2d: "filters", "kernel", "stride" (1), "padding" (0,
+**                [h, w], [top, left, bottom, right] or "valid"), "output_padding" (0 or [h, w],
+**                smaller than the stride), "dilation" (1), "groups" (1), "activation", "init",
+**                "bias"
 **   maxpool2d, avgpool2d   "kernel", "stride" (= kernel), "padding" (0, [h, w] or [top, left,
 **                bottom, right]); avgpool2d also "count_include_pad" (true)
 **   global_avgpool2d, global_maxpool2d   (no keys): [C, H, W] -> [C]
@@ -367,7 +371,8 @@ NNRT_API nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_arr
 ** {"type": "uniform", "low": -0.1, "high": 0.1}, {"type": "constant", "value": 0.5}.
 ** Parameters are named "<layer>.weight" and "<layer>.bias" (batchnorm also running_mean and
 ** running_var; lstm weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0) in PyTorch's layouts: a
-** conv2d weight is [filters, channels / groups, kh, kw], a dense weight [units, inputs].
+** conv2d weight is [filters, channels / groups, kh, kw], a conv2d_transpose weight [channels,
+** filters / groups, kh, kw], a dense weight [units, inputs].
 **
 ** Returns NNRT_OK and the model in *out (release with nnrt_model_release); NNRT_ERR_INVALID_ARGUMENT
 ** for NULL arguments, malformed JSON, an unknown layer type or key, or a value of the wrong type
