@@ -392,7 +392,7 @@ NNRT_API nnrt_status nnrt_model_load(nnrt_context *ctx, const char *path, nnrt_m
 
 /* Imports an ONNX model (a .onnx file: an onnx.ModelProto, opsets 7 to 17) as an nnrt graph
 ** model on the context's backend: each ONNX node becomes nnrt layers of the kinds above (Conv ->
-** conv2d, Gemm/MatMul with constant weights -> dense, Add/Sub/Mul/Div -> binary, MaxPool,
+** conv2d, ConvTranspose -> conv2d_transpose, Gemm/MatMul with constant weights -> dense, Add/Sub/Mul/Div -> binary, MaxPool,
 ** AveragePool, GlobalAveragePool, GlobalMaxPool, BatchNormalization, Relu, LeakyRelu, Elu, Sigmoid,
 ** Tanh, Softmax, LogSoftmax, Clip, ReduceMean, ReduceSum, Flatten, Reshape, Transpose, Concat,
 ** Dropout, Identity, Constant, Gather of a constant table -> embedding) and the initializers become
@@ -429,10 +429,10 @@ NNRT_API nnrt_status nnrt_model_import_onnx_memory(nnrt_context *ctx, const void
                                                    const char *options_json, nnrt_model **out);
 
 /* Exports the model to `path` as ONNX (opset 17, IR version 8): one standard op per layer (or a few;
-** dense -> Gemm, conv2d -> Conv, output -> Gemm and its activation, ...), the parameters as float
-** initializers in PyTorch's layouts, the input "input" and output "output" with a symbolic batch
-** dim "N". What it writes passes onnx.checker and runs in ONNX Runtime; nnrt_model_import_onnx reads
-** it back. The write is atomic as nnrt_model_save's.
+** dense -> Gemm, conv2d -> Conv, conv2d_transpose -> ConvTranspose, output -> Gemm and its
+** activation, ...), the parameters as float initializers in PyTorch's layouts, the input "input"
+** and output "output" with a symbolic batch dim "N". What it writes passes onnx.checker and runs in
+** ONNX Runtime; nnrt_model_import_onnx reads it back. The write is atomic as nnrt_model_save's.
 ** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments; NNRT_ERR_UNSUPPORTED for a
 ** layer kind with no ONNX form here (lstm; the message names the layer); NNRT_ERR_IO when the file
 ** cannot be written; NNRT_ERR_OUT_OF_MEMORY. */

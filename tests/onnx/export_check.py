@@ -1,5 +1,5 @@
-"""nnrt -> ONNX: nnrt's own LeNet (examples/lenet.json) and a graph model (residual add, concat,
-batchnorm, global pooling, dropout) exported with nnrt_model_export_onnx, then checked by a peer:
+"""nnrt -> ONNX: nnrt's own LeNet (examples/lenet.json), a graph model (residual add, concat,
+batchnorm, global pooling, dropout) and a decoder (transposed convolutions) exported with nnrt_model_export_onnx, then checked by a peer:
 
   checker      onnx.checker.check_model(full_check=True) (with shape inference) accepts the file,
                which declares opset 17 and a symbolic batch dim; nnrt imports it back and gives
@@ -65,13 +65,27 @@ GRAPH = {
     ],
 }
 
+# Transposed convolutions: stride with output_padding, groups, dilation and uneven padding.
+DECODER = {
+    "input": [2, 6, 6], "seed": 5,
+    "layers": [
+        {"type": "conv2d", "filters": 4, "kernel": 3, "stride": 2, "activation": "relu"},
+        {"type": "conv2d_transpose", "filters": 4, "kernel": 3, "stride": 2, "padding": 1, "output_padding": 1,
+         "activation": "relu"},
+        {"type": "conv2d_transpose", "filters": 2, "kernel": 3, "groups": 2, "dilation": [2, 1],
+         "padding": [1, 0, 2, 1], "activation": "sigmoid"},
+        {"type": "output", "units": 3, "loss": "nll"},
+    ],
+}
+
 
 def main():
     nnrt = Nnrt(lib_path)
     rng = np.random.default_rng(0)
     ok = True
     with tempfile.TemporaryDirectory() as work:
-        for name, config in (("lenet", open(lenet_path).read()), ("graph", json.dumps(GRAPH))):
+        for name, config in (("lenet", open(lenet_path).read()), ("graph", json.dumps(GRAPH)),
+                             ("decoder", json.dumps(DECODER))):
             model = nnrt.create(config)
             path = os.path.join(work, name + ".onnx")
             nnrt.export_onnx(model, path)

@@ -1,6 +1,6 @@
-"""PyTorch -> ONNX -> nnrt: the LeNet of examples/lenet.json and a small residual network,
-exported with torch.onnx.export (dynamic batch), imported into nnrt, give PyTorch's outputs to
-1e-4. Exits 77 (skipped) without torch or numpy.
+"""PyTorch -> ONNX -> nnrt: the LeNet of examples/lenet.json, a small residual network and an
+upsampler (transposed convolutions), exported with torch.onnx.export (dynamic batch), imported
+into nnrt, give PyTorch's outputs to 1e-4. Exits 77 (skipped) without torch or numpy.
 
 Usage: torch_round_trip.py <libnnrt.so> <examples/lenet.json>"""
 import json
@@ -63,6 +63,21 @@ class Residual(nn.Module):
         return self.fc(torch.flatten(self.pool(x), 1))
 
 
+class Upsampler(nn.Module):
+    """A convolution, then transposed convolutions (stride with output_padding, groups, dilation)."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Conv2d(3, 4, 3, stride=2)
+        self.up = nn.ConvTranspose2d(4, 4, 3, stride=2, padding=1, output_padding=1)
+        self.mix = nn.ConvTranspose2d(4, 6, (3, 2), groups=2, dilation=(1, 2), padding=(0, 1))
+        self.fc = nn.Linear(6 * 14 * 12, 5)
+
+    def forward(self, x):
+        x = self.mix(torch.relu(self.up(self.down(x))))
+        return self.fc(torch.flatten(torch.sigmoid(x), 1))
+
+
 def check(nnrt, name, net, example, work):
     torch.manual_seed(0)
     net.eval()
@@ -98,6 +113,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         ok &= check(nnrt, "lenet", lenet, example, work)
         ok &= check(nnrt, "residual", Residual(), [3, 12, 12], work)
+        ok &= check(nnrt, "upsampler", Upsampler(), [3, 13, 13], work)
     sys.exit(0 if ok else 1)
 
 
