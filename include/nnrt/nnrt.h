@@ -357,9 +357,10 @@ NNRT_API nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_arr
 **   lstm         "units", "return_sequences" (false); input [time, features]
 **   output       "units", "loss" (required: nll / cross_entropy, mse, l1, bce), "activation"
 **                (default softmax), "init", "bias"
-**   binary       "op" (add, sub, mul, div), numpy broadcasting of two inputs, or of one input and
-**                a constant: "constant" (its shape, right-aligned against an example; the values
-**                are the untrained parameter "<layer>.constant", zeros until set), "constant_first"
+**   binary       "op" (add, sub, mul, div, or matmul: [..., M, K] x [..., K, N] per example),
+**                numpy broadcasting of two inputs, or of one input and a constant: "constant" (its
+**                shape, right-aligned against an example; the values are the untrained parameter
+**                "<layer>.constant", zeros until set), "constant_first"
 **   clip         "min", "max" (either may be left out)
 **   reduce       "op" (sum, mean), "axes" (per-example dims; default all), "keepdims" (true)
 **   softmax      "axis" (-1), "log" (false), "flatten" (false: over all dims from axis on)
@@ -392,8 +393,9 @@ NNRT_API nnrt_status nnrt_model_load(nnrt_context *ctx, const char *path, nnrt_m
 
 /* Imports an ONNX model (a .onnx file: an onnx.ModelProto, opsets 7 to 17) as an nnrt graph
 ** model on the context's backend: each ONNX node becomes nnrt layers of the kinds above (Conv ->
-** conv2d, ConvTranspose -> conv2d_transpose, Gemm/MatMul with constant weights -> dense, Add/Sub/Mul/Div -> binary, MaxPool,
-** AveragePool, GlobalAveragePool, GlobalMaxPool, BatchNormalization, Relu, LeakyRelu, Elu, Sigmoid,
+** conv2d, ConvTranspose -> conv2d_transpose, Gemm/MatMul with constant weights -> dense, other
+** MatMul -> binary matmul, LSTM (batch-first: layout 1; forward, from a zero state) -> lstm,
+** Add/Sub/Mul/Div -> binary, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, BatchNormalization, Relu, LeakyRelu, Elu, Sigmoid,
 ** Tanh, Softmax, LogSoftmax, Clip, ReduceMean, ReduceSum, Flatten, Reshape, Transpose, Concat,
 ** Dropout, Identity, Constant, Gather of a constant table -> embedding) and the initializers become
 ** its parameters. The model predicts, evaluates, saves and, given a loss, trains like one built

@@ -219,7 +219,8 @@ void Writer::layer(const model::Node &node, const std::vector<std::string> &in, 
     set_int(add("Cast", {in[0]}, name + "/indices"), "to", onnx::TensorProto::INT64);
     add("Gather", {param(name + ".weight"), name + "/indices"}, out);
   } else if (type == "binary") {
-    static const std::map<std::string, std::string> ops = {{"add", "Add"}, {"sub", "Sub"}, {"mul", "Mul"}, {"div", "Div"}};
+    static const std::map<std::string, std::string> ops = {
+        {"add", "Add"}, {"sub", "Sub"}, {"mul", "Mul"}, {"div", "Div"}, {"matmul", "MatMul"}};
     std::vector<std::string> bi = in;
     if (a.contains("constant")) {
       std::string c = param(name + ".constant");

@@ -1,5 +1,6 @@
-"""nnrt -> ONNX: nnrt's own LeNet (examples/lenet.json), a graph model (residual add, concat,
-batchnorm, global pooling, dropout) and a decoder (transposed convolutions) exported with nnrt_model_export_onnx, then checked by a peer:
+"""nnrt -> ONNX: nnrt's own LeNet (examples/lenet.json), a graph model (residual add, batched
+matmul, concat, batchnorm, global pooling, dropout) and a decoder (transposed convolutions)
+exported with nnrt_model_export_onnx, then checked by a peer:
 
   checker      onnx.checker.check_model(full_check=True) (with shape inference) accepts the file,
                which declares opset 17 and a symbolic batch dim; nnrt imports it back and gives
@@ -56,7 +57,8 @@ GRAPH = {
         {"name": "branch", "type": "conv2d", "inputs": ["bn"], "filters": 6, "kernel": 3, "padding": 1,
          "activation": "leaky_relu"},
         {"name": "sum", "type": "add", "inputs": ["bn", "branch"]},
-        {"name": "cat", "type": "concat", "inputs": ["sum", "stem"], "axis": 0},
+        {"name": "mix", "type": "binary", "op": "matmul", "inputs": ["stem", "stem"]},
+        {"name": "cat", "type": "concat", "inputs": ["sum", "mix"], "axis": 0},
         {"name": "pool", "type": "avgpool2d", "inputs": ["cat"], "kernel": 2},
         {"name": "gap", "type": "global_maxpool2d", "inputs": ["pool"]},
         {"name": "drop", "type": "dropout", "inputs": ["gap"], "rate": 0.3},

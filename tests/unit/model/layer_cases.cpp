@@ -70,6 +70,12 @@ std::vector<LayerCase> all_cases() {
       {"concat_last_axis", R"({"type": "concat", "axis": -1})", {{2, 3, 1}, {2, 3, 2}, {2, 3, 1}}},
       {"concat_features", R"({"type": "concat", "axis": 0})", {{3}, {2}}, 3},
 
+      // matmul (numpy's: the dims before the last two broadcast), of two inputs or with a constant
+      {"binary_matmul_broadcast", R"({"type": "binary", "op": "matmul"})", {{2, 3, 4}, {1, 4, 2}}},
+      {"binary_matmul_constant", R"({"type": "binary", "op": "matmul", "constant": [4, 3]})", {{2, 3, 4}}},
+      {"binary_matmul_constant_first", R"({"type": "binary", "op": "matmul", "constant": [2, 2, 3],
+                                             "constant_first": true})", {{3, 4}}},
+
       // normalisation and regularisation
       {"batchnorm_features", R"({"type": "batchnorm"})", {{4}}, 5},
       {"batchnorm_images", R"({"type": "batchnorm", "eps": 0.001, "momentum": 0.2})", {{3, 2, 3}}},
