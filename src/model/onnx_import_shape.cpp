@@ -100,14 +100,21 @@ void reshape_or_fold(Importer &im, const Value &x, std::vector<int64_t> full, bo
   reshape_to(im, full);
 }
 
+// A value's ONNX dims: a constant's, or the examples' after the batch (-1) when importing with one.
+std::vector<int64_t> onnx_dims(const Importer &im, const Value &x, bool &batched) {
+  batched = !x.constant && im.batch();
+  std::vector<int64_t> dims = x.constant ? x.tensor.dims : x.shape.vec();
+  if (batched) dims.insert(dims.begin(), -1);
+  return dims;
+}
+
 // Unsqueeze: dims of 1 inserted at the axes of the output.
 void unsqueeze(Importer &im) {
   std::vector<int64_t> axes = squeeze_axes(im);
   im.check_outputs(1);
   const Value &x = im.input(0);
-  bool batched = !x.constant && im.batch();
-  std::vector<int64_t> in = x.constant ? x.tensor.dims : x.shape.vec();
-  if (batched) in.insert(in.begin(), -1);
+  bool batched = false;
+  std::vector<int64_t> in = onnx_dims(im, x, batched);
   int64_t rank = static_cast<int64_t>(in.size() + axes.size());
   if (axes.empty()) im.corrupt("axes is required");
   std::vector<bool> inserted = axis_set(im, axes, rank);
@@ -121,9 +128,8 @@ void squeeze(Importer &im) {
   std::vector<int64_t> axes = squeeze_axes(im);
   im.check_outputs(1);
   const Value &x = im.input(0);
-  bool batched = !x.constant && im.batch();
-  std::vector<int64_t> in = x.constant ? x.tensor.dims : x.shape.vec();
-  if (batched) in.insert(in.begin(), -1);
+  bool batched = false;
+  std::vector<int64_t> in = onnx_dims(im, x, batched);
   // Without axes a batch of 1 would be dropped too: the result's rank would depend on the batch.
   if (axes.empty() && batched) im.unsupported("without axes it would drop a batch of 1; give the axes");
   std::vector<bool> dropped = axis_set(im, axes, static_cast<int64_t>(in.size()));
