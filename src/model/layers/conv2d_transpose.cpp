@@ -74,7 +74,6 @@ class Conv2dTransposeLayer : public Layer {
     Context &ctx = pass.ctx;
     Array z = ops::conv2d_backward_data(ctx, in[0], params[0], with_batch(in[0].dim(0), out_example), p);
     if (bias) ops::binary_into(ctx, NNRT_BINARY_ADD, z, ops::reshape(ctx, params[1], {filters, 1, 1}), z);
-    if (activation.name == "identity") return z;
     if (!activation.uses_output_for_backward()) saved.arrays = {z};
     return activation.forward(ctx, z);
   }
@@ -82,9 +81,7 @@ class Conv2dTransposeLayer : public Layer {
   void backward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, const Array &out,
                 const Saved &saved, const Array &dout, std::vector<Array> &din, std::vector<Array> &dparams) const override {
     Context &ctx = pass.ctx;
-    Array dz = activation.name == "identity"
-                   ? dout
-                   : activation.backward(ctx, dout, saved.arrays.empty() ? Array() : saved.arrays[0], out);
+    Array dz = activation.backward(ctx, dout, saved.arrays.empty() ? Array() : saved.arrays[0], out);
     if (pass.needs_input_grad(0)) din[0] = ops::conv2d(ctx, dz, params[0], nullptr, p);
     dparams[0] = ops::conv2d_backward_weights(ctx, dz, in[0], params[0].shape(), false, p).first;
     if (bias) dparams[1] = ops::reduce(ctx, NNRT_REDUCE_SUM, dz, 0b1101u, false);
