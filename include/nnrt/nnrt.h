@@ -342,6 +342,10 @@ NNRT_API nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_arr
 **   conv2d       "filters", "kernel", "stride" (1), "padding" (0, [h, w], [top, left, bottom,
 **                right], "same" or "valid"), "dilation" (1), "groups" (1), "activation", "init",
 **                "bias"
+**   conv2d_transpose   PyTorch's ConvTranspose2d: "filters", "kernel", "stride" (1), "padding" (0,
+**                [h, w], [top, left, bottom, right] or "valid"), "output_padding" (0 or [h, w],
+**                smaller than the stride), "dilation" (1), "groups" (1), "activation", "init",
+**                "bias"
 **   maxpool2d, avgpool2d   "kernel", "stride" (= kernel), "padding" (0, [h, w] or [top, left,
 **                bottom, right]); avgpool2d also "count_include_pad" (true)
 **   global_avgpool2d, global_maxpool2d   (no keys): [C, H, W] -> [C]
@@ -355,9 +359,10 @@ NNRT_API nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_arr
 **   lstm         "units", "return_sequences" (false); input [time, features]
 **   output       "units", "loss" (required: nll / cross_entropy, mse, l1, bce), "activation"
 **                (default softmax), "init", "bias"
-**   binary       "op" (add, sub, mul, div), numpy broadcasting of two inputs, or of one input and
-**                a constant: "constant" (its shape, right-aligned against an example; the values
-**                are the untrained parameter "<layer>.constant", zeros until set), "constant_first"
+**   binary       "op" (add, sub, mul, div, or matmul: [..., M, K] x [..., K, N] per example),
+**                numpy broadcasting of two inputs, or of one input and a constant: "constant" (its
+**                shape, right-aligned against an example; the values are the untrained parameter
+**                "<layer>.constant", zeros until set), "constant_first"
 **   clip         "min", "max" (either may be left out)
 **   reduce       "op" (sum, mean), "axes" (per-example dims; default all), "keepdims" (true)
 **   softmax      "axis" (-1), "log" (false), "flatten" (false: over all dims from axis on)
@@ -369,7 +374,8 @@ NNRT_API nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_arr
 ** {"type": "uniform", "low": -0.1, "high": 0.1}, {"type": "constant", "value": 0.5}.
 ** Parameters are named "<layer>.weight" and "<layer>.bias" (batchnorm also running_mean and
 ** running_var; lstm weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0) in PyTorch's layouts: a
-** conv2d weight is [filters, channels / groups, kh, kw], a dense weight [units, inputs].
+** conv2d weight is [filters, channels / groups, kh, kw], a conv2d_transpose weight [channels,
+** filters / groups, kh, kw], a dense weight [units, inputs].
 **
 ** Returns NNRT_OK and the model in *out (release with nnrt_model_release); NNRT_ERR_INVALID_ARGUMENT
 ** for NULL arguments, malformed JSON, an unknown layer type or key, or a value of the wrong type
@@ -389,8 +395,9 @@ NNRT_API nnrt_status nnrt_model_load(nnrt_context *ctx, const char *path, nnrt_m
 
 /* Imports an ONNX model (a .onnx file: an onnx.ModelProto, opsets 7 to 17) as an nnrt graph
 ** model on the context's backend: each ONNX node becomes nnrt layers of the kinds above (Conv ->
-** conv2d, Gemm/MatMul with constant weights -> dense, Add/Sub/Mul/Div -> binary, MaxPool,
-** AveragePool, GlobalAveragePool, GlobalMaxPool, BatchNormalization, Relu, LeakyRelu, Elu, Sigmoid,
+** conv2d, ConvTranspose -> conv2d_transpose, Gemm/MatMul with constant weights -> dense, other
+** MatMul -> binary matmul, LSTM (batch-first: layout 1; forward, from a zero state) -> lstm,
+** Add/Sub/Mul/Div -> binary, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, BatchNormalization, Relu, LeakyRelu, Elu, Sigmoid,
 ** Tanh, Softmax, LogSoftmax, Clip, ReduceMean, ReduceSum, Flatten, Reshape, Transpose, Concat,
 ** Dropout, Identity, Constant, Gather of a constant table -> embedding) and the initializers become
 ** its parameters. The model predicts, evaluates, saves and, given a loss, trains like one built
@@ -431,10 +438,10 @@ NNRT_API nnrt_status nnrt_model_import_onnx_memory(nnrt_context *ctx, const void
                                                    const char *options_json, nnrt_model **out);
 
 /* Exports the model to `path` as ONNX (opset 17, IR version 8): one standard op per layer (or a few;
-** dense -> Gemm, conv2d -> Conv, output -> Gemm and its activation, ...), the parameters as float
-** initializers in PyTorch's layouts, the input "input" and output "output" with a symbolic batch
-** dim "N". What it writes passes onnx.checker and runs in ONNX Runtime; nnrt_model_import_onnx reads
-** it back. The write is atomic as nnrt_model_save's.
+** dense -> Gemm, conv2d -> Conv, conv2d_transpose -> ConvTranspose, output -> Gemm and its
+** activation, ...), the parameters as float initializers in PyTorch's layouts, the input "input"
+** and output "output" with a symbolic batch dim "N". What it writes passes onnx.checker and runs in
+** ONNX Runtime; nnrt_model_import_onnx reads it back. The write is atomic as nnrt_model_save's.
 ** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments; NNRT_ERR_UNSUPPORTED for a
 ** layer kind with no ONNX form here (lstm; the message names the layer) and when the converter
 ** plugin is missing (as nnrt_model_import_onnx); NNRT_ERR_IO when the file cannot be written;

@@ -8,6 +8,7 @@ namespace nnrt::model {
 
 std::unique_ptr<Layer> make_dense(JsonReader &config);
 std::unique_ptr<Layer> make_conv2d(JsonReader &config);
+std::unique_ptr<Layer> make_conv2d_transpose(JsonReader &config);
 std::unique_ptr<Layer> make_maxpool2d(JsonReader &config);
 std::unique_ptr<Layer> make_avgpool2d(JsonReader &config);
 std::unique_ptr<Layer> make_global_avgpool2d(JsonReader &config);
@@ -32,6 +33,7 @@ std::unique_ptr<Layer> make_layer(const std::string &type, JsonReader &config) {
   static const std::map<std::string, LayerFactory> factories = {
       {"dense", make_dense},
       {"conv2d", make_conv2d},
+      {"conv2d_transpose", make_conv2d_transpose},
       {"maxpool2d", make_maxpool2d},
       {"avgpool2d", make_avgpool2d},
       {"global_avgpool2d", make_global_avgpool2d},

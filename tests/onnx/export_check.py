@@ -1,5 +1,6 @@
-"""nnrt -> ONNX: nnrt's own LeNet (examples/lenet.json) and a graph model (residual add, concat,
-batchnorm, global pooling, dropout) exported with nnrt_model_export_onnx, then checked by a peer:
+"""nnrt -> ONNX: nnrt's own LeNet (examples/lenet.json), a graph model (residual add, batched
+matmul, concat, batchnorm, global pooling, dropout) and a decoder (transposed convolutions)
+exported with nnrt_model_export_onnx, then checked by a peer:
 
   checker      onnx.checker.check_model(full_check=True) (with shape inference) accepts the file,
                which declares opset 17 and a symbolic batch dim; nnrt imports it back and gives
@@ -57,7 +58,8 @@ GRAPH = {
         {"name": "branch", "type": "conv2d", "inputs": ["bn"], "filters": 6, "kernel": 3, "padding": 1,
          "activation": "leaky_relu"},
         {"name": "sum", "type": "add", "inputs": ["bn", "branch"]},
-        {"name": "cat", "type": "concat", "inputs": ["sum", "stem"], "axis": 0},
+        {"name": "mix", "type": "binary", "op": "matmul", "inputs": ["stem", "stem"]},
+        {"name": "cat", "type": "concat", "inputs": ["sum", "mix"], "axis": 0},
         {"name": "pool", "type": "avgpool2d", "inputs": ["cat"], "kernel": 2},
         {"name": "gap", "type": "global_maxpool2d", "inputs": ["pool"]},
         {"name": "drop", "type": "dropout", "inputs": ["gap"], "rate": 0.3},
@@ -66,13 +68,31 @@ GRAPH = {
     ],
 }
 
+# Transposed convolutions: stride with output_padding, groups, dilation and uneven padding.
+DECODER = {
+    "input": [2, 6, 6], "seed": 5,
+    "layers": [
+        {"type": "conv2d", "filters": 4, "kernel": 3, "stride": 2, "activation": "relu"},
+        {"type": "conv2d_transpose", "filters": 4, "kernel": 3, "stride": 2, "padding": 1, "output_padding": 1,
+         "activation": "relu"},
+        {"type": "conv2d_transpose", "filters": 2, "kernel": 3, "groups": 2, "dilation": [2, 1],
+         "padding": [1, 0, 2, 1], "activation": "sigmoid"},
+        {"type": "output", "units": 3, "loss": "nll"},
+    ],
+}
+# onnx.reference (1.17 to 1.19 at least) reshapes a grouped ConvTranspose's weights wrongly and
+# fails on any group > 1; ONNX Runtime runs the grouped DECODER. Here, the same decoder ungrouped.
+DECODER_UNGROUPED = json.loads(json.dumps(DECODER))
+del DECODER_UNGROUPED["layers"][2]["groups"]
+
 
 def main():
     nnrt = Nnrt(lib_path)
     rng = np.random.default_rng(0)
     ok = True
     with tempfile.TemporaryDirectory() as work:
-        for name, config in (("lenet", open(lenet_path).read()), ("graph", json.dumps(GRAPH))):
+        for name, config in (("lenet", open(lenet_path).read()), ("graph", json.dumps(GRAPH)),
+                             ("decoder", json.dumps(DECODER_UNGROUPED if mode == "reference" else DECODER))):
             model = nnrt.create(config)
             path = os.path.join(work, name + ".onnx")
             nnrt.export_onnx(model, path)

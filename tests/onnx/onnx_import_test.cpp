@@ -317,6 +317,109 @@ TEST(OnnxImport, UnsupportedNamesNodeOpAndOpset) {
   EXPECT_NE(msg.find("opset 99"), std::string::npos) << msg;
 }
 
+// x [N, 1, 3, 3] -> ConvTranspose(W [1, 2, 3, 3], strides 3x2) with the attributes a test adds.
+onnx::ModelProto conv_transpose() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto &g = *m.mutable_graph();
+  set_input(*g.add_input(), "x", {1, 3, 3});
+  *g.add_initializer() = floats("W", {1, 2, 3, 3}, std::vector<float>(18, 0.5f));
+  auto *strides = node(g, "ConvTranspose", {"x", "W"}, "y").add_attribute();
+  strides->set_name("strides");
+  strides->set_type(onnx::AttributeProto::INTS);
+  strides->add_ints(3);
+  strides->add_ints(2);
+  set_input(*g.add_output(), "y", {2, 9, 7});
+  return m;
+}
+
+void add_ints(onnx::ModelProto &m, const char *name, std::vector<int64_t> v) {
+  auto *a = m.mutable_graph()->mutable_node(0)->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+
+TEST(OnnxImport, ConvTransposeRefusesWhatConvolutionsCannotExpress) {
+  Context c;
+  std::string msg;
+  EXPECT_EQ(import(c, conv_transpose(), &msg), NNRT_OK) << msg;
+  // An output larger than the natural 9 x 7 by less than a stride: output_padding.
+  onnx::ModelProto m = conv_transpose();
+  add_ints(m, "output_shape", {10, 8});
+  EXPECT_EQ(import(c, m, &msg), NNRT_OK) << msg;
+  // output_padding as large as the stride: rows no convolution back from the output can skip.
+  m = conv_transpose();
+  add_ints(m, "output_padding", {3, 0});
+  EXPECT_EQ(import(c, m, &msg), NNRT_ERR_SHAPE);
+  EXPECT_NE(msg.find("output_padding (3)"), std::string::npos) << msg;
+  // SAME_UPPER puts the odd row of an output_shape past the natural size before the first input.
+  m = conv_transpose();
+  add_ints(m, "output_shape", {10, 7});
+  auto *a = m.mutable_graph()->mutable_node(0)->add_attribute();
+  a->set_name("auto_pad");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s("SAME_UPPER");
+  EXPECT_EQ(import(c, m, &msg), NNRT_ERR_UNSUPPORTED);
+  EXPECT_NE(msg.find("ConvTranspose"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("output_shape [10, 7]"), std::string::npos) << msg;
+}
+
+// x [N, 3, 2] -> LSTM(hidden 2, layout 1) -> Y_h [N, 1, 2], with the attributes and inputs a test adds.
+onnx::ModelProto lstm(std::vector<std::string> inputs = {"x", "W", "R"}) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(14);
+  onnx::GraphProto &g = *m.mutable_graph();
+  set_input(*g.add_input(), "x", {3, 2});
+  *g.add_initializer() = floats("W", {1, 8, 2}, std::vector<float>(16, 0.1f));
+  *g.add_initializer() = floats("R", {1, 8, 2}, std::vector<float>(16, 0.2f));
+  *g.add_initializer() = floats("P", {1, 6}, {0, 0, 0, 0, 0, 0.5f});
+  *g.add_initializer() = floats("h0", {1, 1, 2}, {0, 0});
+  onnx::NodeProto &n = node(g, "LSTM", inputs, "");
+  n.set_name("rnn");
+  n.clear_output();
+  n.add_output("");
+  n.add_output("h");
+  for (auto [name, value] : {std::pair{"hidden_size", 2}, std::pair{"layout", 1}}) {
+    auto *a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(value);
+  }
+  set_input(*g.add_output(), "h", {1, 2});
+  return m;
+}
+
+TEST(OnnxImport, LstmRefusesWhatNnrtsLayerDoesNotCompute) {
+  Context c;
+  std::string msg;
+  EXPECT_EQ(import(c, lstm(), &msg), NNRT_OK) << msg;
+  // A zero initial state is nnrt's; peepholes that are not zero are not.
+  EXPECT_EQ(import(c, lstm({"x", "W", "R", "", "", "h0"}), &msg), NNRT_OK) << msg;
+  EXPECT_EQ(import(c, lstm({"x", "W", "R", "", "", "", "", "P"}), &msg), NNRT_ERR_UNSUPPORTED);
+  EXPECT_NE(msg.find("'rnn' (LSTM, opset 14): P is not all zeros"), std::string::npos) << msg;
+  // Layout 0: time first, the batch in dim 1.
+  onnx::ModelProto m = lstm();
+  m.mutable_graph()->mutable_node(0)->mutable_attribute(1)->set_i(0);
+  EXPECT_EQ(import(c, m, &msg), NNRT_ERR_UNSUPPORTED);
+  EXPECT_NE(msg.find("layout 0"), std::string::npos) << msg;
+  // Reverse and bidirectional runs.
+  m = lstm();
+  auto *d = m.mutable_graph()->mutable_node(0)->add_attribute();
+  d->set_name("direction");
+  d->set_type(onnx::AttributeProto::STRING);
+  d->set_s("bidirectional");
+  EXPECT_EQ(import(c, m, &msg), NNRT_ERR_UNSUPPORTED);
+  EXPECT_NE(msg.find("direction \"bidirectional\""), std::string::npos) << msg;
+  // A weight of the wrong size.
+  m = lstm();
+  *m.mutable_graph()->mutable_initializer(0) = floats("W", {1, 8, 3}, std::vector<float>(24, 0.1f));
+  EXPECT_EQ(import(c, m, &msg), NNRT_ERR_CORRUPT);
+  EXPECT_NE(msg.find("W is [1, 8, 3], expected [1, 8, 2]"), std::string::npos) << msg;
+}
+
 // The statuses that reach a user through the path form of import and through export.
 TEST(OnnxImport, StatusesThroughThePathAndExport) {
   Context c;

@@ -1,6 +1,7 @@
-"""PyTorch -> ONNX -> nnrt: the LeNet of examples/lenet.json and a small residual network,
-exported with torch.onnx.export (dynamic batch), imported into nnrt, give PyTorch's outputs to
-1e-4. Exits 77 (skipped) without torch or numpy.
+"""PyTorch -> ONNX -> nnrt: the LeNet of examples/lenet.json, a small residual network and an
+upsampler (transposed convolutions), exported with torch.onnx.export (dynamic batch), imported
+into nnrt, give PyTorch's outputs to 1e-4; so does an ONNX LSTM holding an nn.LSTM's weights.
+Exits 77 (skipped) without torch, onnx or numpy.
 
 Usage: torch_round_trip.py <libnnrt.so> <examples/lenet.json>"""
 import json
@@ -10,10 +11,11 @@ import tempfile
 
 try:
     import numpy as np
+    import onnx
     import torch
     from torch import nn
 except ImportError as e:
-    print("SKIP: needs numpy and torch (Debian python3-torch):", e)
+    print("SKIP: needs numpy, onnx and torch (Debian python3-onnx, python3-torch):", e)
     sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -63,6 +65,21 @@ class Residual(nn.Module):
         return self.fc(torch.flatten(self.pool(x), 1))
 
 
+class Upsampler(nn.Module):
+    """A convolution, then transposed convolutions (stride with output_padding, groups, dilation)."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Conv2d(3, 4, 3, stride=2)
+        self.up = nn.ConvTranspose2d(4, 4, 3, stride=2, padding=1, output_padding=1)
+        self.mix = nn.ConvTranspose2d(4, 6, (3, 2), groups=2, dilation=(1, 2), padding=(0, 1))
+        self.fc = nn.Linear(6 * 14 * 12, 5)
+
+    def forward(self, x):
+        x = self.mix(torch.relu(self.up(self.down(x))))
+        return self.fc(torch.flatten(torch.sigmoid(x), 1))
+
+
 def check(nnrt, name, net, example, work):
     torch.manual_seed(0)
     net.eval()
@@ -91,6 +108,65 @@ def check(nnrt, name, net, example, work):
     return True
 
 
+def lstm_onnx(lstm, head, path, sequences):
+    """nn.LSTM (batch_first) written as ONNX by hand: an LSTM node with layout 1 (torch.onnx.export
+    writes layout 0 between Transposes, with zero initial states computed from Shape at run time,
+    which nnrt does not import), its weights in ONNX's gate order i, o, f, c. With `sequences` the
+    graph gives Y [N, T, 1, H], else the last hidden state through `head` (a Linear)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    def onnx_order(t):  # PyTorch's gate blocks i, f, g, o -> ONNX's i, o, f, c
+        i, f, g, o = np.split(t.detach().numpy(), 4)
+        return np.concatenate([i, o, f, g])
+
+    hidden, features = lstm.hidden_size, lstm.input_size
+    arrays = {"W": onnx_order(lstm.weight_ih_l0)[None], "R": onnx_order(lstm.weight_hh_l0)[None],
+              "B": np.concatenate([onnx_order(lstm.bias_ih_l0), onnx_order(lstm.bias_hh_l0)])[None],
+              "fc_w": head.weight.detach().numpy(), "fc_b": head.bias.detach().numpy()}
+    inits = [numpy_helper.from_array(a.astype(np.float32), n) for n, a in arrays.items()]
+    inits.append(numpy_helper.from_array(np.array([-1, hidden], dtype=np.int64), "shape"))
+    if sequences:
+        nodes = [helper.make_node("LSTM", ["x", "W", "R", "B"], ["y"], hidden_size=hidden, layout=1)]
+    else:
+        nodes = [helper.make_node("LSTM", ["x", "W", "R", "B"], ["", "h"], hidden_size=hidden, layout=1),
+                 helper.make_node("Reshape", ["h", "shape"], ["last"]),
+                 helper.make_node("Gemm", ["last", "fc_w", "fc_b"], ["y"], transB=1)]
+    graph = helper.make_graph(nodes, "lstm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 6, features])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 6, 1, hidden] if sequences
+                                                             else ["N", head.out_features])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+def check_lstm(nnrt, work):
+    """ONNX LSTM imported into nnrt against PyTorch's nn.LSTM, every step's output and the last."""
+    torch.manual_seed(1)
+    lstm, head = nn.LSTM(4, 5, batch_first=True), nn.Linear(5, 3)
+    with torch.no_grad():
+        for p in lstm.parameters():  # larger than the default init, so every gate's order shows
+            p.uniform_(-0.8, 0.8)
+    ok = True
+    for sequences in (True, False):
+        path = os.path.join(work, "lstm.onnx")
+        lstm_onnx(lstm, head, path, sequences)
+        model = nnrt.import_onnx(path)
+        for batch in (1, 7):
+            x = torch.randn(batch, 6, 4)
+            with torch.no_grad():
+                y, (h, _) = lstm(x)
+                want = (y.unsqueeze(2) if sequences else head(h[0])).numpy()
+            got = nnrt.predict(model, x.numpy())
+            diff = float(np.max(np.abs(got - want)))
+            name = "lstm (Y)" if sequences else "lstm (Y_h, Linear)"
+            print("%s, batch %d: output %s, max |nnrt - torch| = %.3g" % (name, batch, list(got.shape), diff))
+            if got.shape != want.shape or diff > 1e-4:
+                print("FAIL: %s differs from PyTorch" % name)
+                ok = False
+        nnrt.release(model)
+    return ok
+
+
 def main():
     nnrt = Nnrt(sys.argv[1])
     lenet, example = lenet_from_json(sys.argv[2])
@@ -98,6 +174,8 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         ok &= check(nnrt, "lenet", lenet, example, work)
         ok &= check(nnrt, "residual", Residual(), [3, 12, 12], work)
+        ok &= check(nnrt, "upsampler", Upsampler(), [3, 13, 13], work)
+        ok &= check_lstm(nnrt, work)
     sys.exit(0 if ok else 1)
 
 

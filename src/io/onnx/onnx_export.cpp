@@ -170,18 +170,22 @@ void Writer::layer(const ExportNode &node, const std::vector<std::string> &in, c
     std::string z = act == "identity" || act == "linear" ? out : name + "/gemm";
     set_int(add("Gemm", gi, z), "transB", 1);
     if (z != out) activation(act, act_alpha(act), z, out);
-  } else if (type == "conv2d") {
+  } else if (type == "conv2d" || type == "conv2d_transpose") {
+    // Both weights are in ONNX's layouts already (Conv [M, C / group, kh, kw], ConvTranspose
+    // [C, M / group, kh, kw]); a transposed convolution's padding is always explicit.
+    bool transposed = type == "conv2d_transpose";
     std::vector<int64_t> k = pair_of(a, "kernel", {}), s = pair_of(a, "stride", {1, 1}), d = pair_of(a, "dilation", {1, 1});
     std::vector<std::string> ci = {in[0], param(name + ".weight")};
     if (a.value("bias", true)) ci.push_back(param(name + ".bias"));
     std::string act = a.value("activation", "identity");
     std::string z = act == "identity" || act == "linear" ? out : name + "/conv";
-    NodeProto &c = add("Conv", ci, z);
+    NodeProto &c = add(transposed ? "ConvTranspose" : "Conv", ci, z);
     set_ints(c, "kernel_shape", k);
     set_ints(c, "strides", s);
     set_ints(c, "dilations", d);
     set_ints(c, "pads", pads_of(a, in_shape, k, s, d));
     set_int(c, "group", a.value("groups", 1));
+    if (transposed) set_ints(c, "output_padding", pair_of(a, "output_padding", {0, 0}));
     if (z != out) activation(act, act_alpha(act), z, out);
   } else if (type == "maxpool2d" || type == "avgpool2d") {
     std::vector<int64_t> k = pair_of(a, "kernel", {}), s = pair_of(a, "stride", k);
@@ -236,7 +240,8 @@ void Writer::layer(const ExportNode &node, const std::vector<std::string> &in, c
     set_int(add("Cast", {in[0]}, name + "/indices"), "to", onnx::TensorProto::INT64);
     add("Gather", {param(name + ".weight"), name + "/indices"}, out);
   } else if (type == "binary") {
-    static const std::map<std::string, std::string> ops = {{"add", "Add"}, {"sub", "Sub"}, {"mul", "Mul"}, {"div", "Div"}};
+    static const std::map<std::string, std::string> ops = {
+        {"add", "Add"}, {"sub", "Sub"}, {"mul", "Mul"}, {"div", "Div"}, {"matmul", "MatMul"}};
     std::vector<std::string> bi = in;
     if (a.contains("constant")) {
       std::string c = param(name + ".constant");

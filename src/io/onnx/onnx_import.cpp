@@ -17,6 +17,7 @@ const std::map<std::string, Importer::Translator> &translators() {
     register_conv_ops(t);
     register_math_ops(t);
     register_shape_ops(t);
+    register_recurrent_ops(t);
     return t;
   }();
   return table;
@@ -143,6 +144,12 @@ void Importer::check_outputs(int n) const {
     if (!node_->output(i).empty()) unsupported("output ", i, " (\"", node_->output(i), "\") is not supported");
   }
   if (node_->output_size() == 0 || node_->output(0).empty()) corrupt("the node has no output");
+}
+
+bool Importer::output_read(int i) const {
+  if (i >= node_->output_size() || node_->output(i).empty()) return false;
+  auto it = readers_.find(node_->output(i));
+  return it != readers_.end() && it->second > 0;
 }
 
 int32_t Importer::example_axis(int64_t axis, int32_t onnx_rank) const {
@@ -389,7 +396,12 @@ ImportResult Importer::run() {
       found = true;
     }
   }
-  if (!found) fail(NNRT_ERR_CORRUPT, "the model imports no version of the default ONNX opset");
+  if (!found && model_.opset_import_size() > 0) {
+    // Valid, when every node is of that other domain (ai.onnx.preview.training, ai.onnx.ml, ...).
+    fail(NNRT_ERR_UNSUPPORTED, "the model imports only the opsets of other domains (\"", model_.opset_import(0).domain(),
+         "\", ...); nnrt imports the default ONNX domain");
+  }
+  if (!found) fail(NNRT_ERR_CORRUPT, "the model imports no opset");
   if (opset_ < kOldestImportOpset || opset_ > kNewestImportOpset) {
     fail(NNRT_ERR_UNSUPPORTED, "opset ", opset_, ": nnrt imports opsets ", kOldestImportOpset, " to ", kNewestImportOpset);
   }

@@ -103,6 +103,9 @@ class Importer {
   void check_attrs(std::initializer_list<const char *> known) const;
   // Refuses a node with more than n outputs in use.
   void check_outputs(int n) const;
+  // Whether output i is named and read by a later node or as the graph's output (for ops whose
+  // exporters name outputs that nothing reads, as LSTM's Y, Y_h and Y_c).
+  bool output_read(int i) const;
 
   // Axes: ONNX axis (negative counts from the end) of a value of ONNX rank `rank` -> per-example
   // axis; NNRT_ERR_UNSUPPORTED for the batch dim.
@@ -149,6 +152,7 @@ class Importer {
 void register_conv_ops(std::map<std::string, Importer::Translator> &table);
 void register_math_ops(std::map<std::string, Importer::Translator> &table);
 void register_shape_ops(std::map<std::string, Importer::Translator> &table);
+void register_recurrent_ops(std::map<std::string, Importer::Translator> &table);
 
 }  // namespace nnrt::io::onnx_format
 

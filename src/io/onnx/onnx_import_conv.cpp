@@ -1,5 +1,6 @@
-// ONNX Conv, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool and BatchNormalization onto
-// nnrt's conv2d, pooling and batchnorm layers (2-D, NCHW, the batch in dim 0).
+// ONNX Conv, ConvTranspose, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool and
+// BatchNormalization onto nnrt's conv2d, conv2d_transpose, pooling and batchnorm layers (2-D, NCHW,
+// the batch in dim 0).
 #include "io/onnx/onnx_import.h"
 
 namespace nnrt::io::onnx_format {
@@ -76,6 +77,62 @@ void conv(Importer &im) {
   im.emit("conv2d", attrs, {im.node().input(0)}, std::move(params), im.node().output(0));
 }
 
+// Python's floor division, as the ONNX spec's padding formulas use it (they may go negative).
+int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
+
+// ConvTranspose: nnrt's conv2d_transpose (PyTorch's ConvTranspose2d), whose weight layout
+// [C, M / group, kh, kw] is ONNX's. An "output_shape" (or auto_pad SAME_*, which asks for input *
+// stride) is resolved to explicit pads as the spec does; a size past the natural one becomes
+// output_padding (rows that no input reaches).
+void conv_transpose(Importer &im) {
+  im.check_attrs({"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads", "strides"});
+  im.check_outputs(1);
+  const Value &x = image_input(im);
+  HostTensor w = im.take_constant(1, "the weight");
+  if (w.dims.size() != 4) im.unsupported("only 2-D transposed convolutions are supported; the weight has ", w.dims.size(), " dims");
+  std::vector<int64_t> kernel = im.attr_ints("kernel_shape", {w.dims[2], w.dims[3]});
+  if (kernel.size() != 2 || kernel[0] != w.dims[2] || kernel[1] != w.dims[3]) im.corrupt("kernel_shape disagrees with the weight");
+  // read_window's SAME pads are a convolution's; they are replaced below.
+  Window win = read_window(im, x.shape, kernel);
+  int64_t group = im.attr_int("group", 1);
+  if (group < 1 || group > INT32_MAX) im.corrupt("group ", group, " must be >= 1");
+  if (w.dims[0] != x.shape[0]) im.shape_mismatch("the weight ", to_string(Shape::of(w.dims)), " is for ", w.dims[0], " input channels, the input has ", x.shape[0]);
+  std::vector<int64_t> output_padding = im.attr_ints("output_padding", {0, 0});
+  if (output_padding.size() != 2) im.corrupt("output_padding must have 2 values for a 2-D window");
+  for (int64_t p : output_padding)
+    if (p < 0) im.corrupt("output_padding must be >= 0");
+  std::string auto_pad = im.attr_string("auto_pad", "NOTSET");
+  bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  if (im.has_attr("output_shape") || same) {
+    std::vector<int64_t> out = im.attr_ints("output_shape", {});
+    if (out.size() == 4) out.erase(out.begin(), out.begin() + 2);  // older models give N and C too
+    if (!im.has_attr("output_shape")) out = {x.shape[1] * win.stride[0], x.shape[2] * win.stride[1]};
+    if (out.size() != 2) im.corrupt("output_shape must have 2 values for a 2-D window");
+    for (int i = 0; i < 2; ++i) {
+      int64_t span = win.dilation[i] * (kernel[i] - 1) + 1;
+      int64_t total = win.stride[i] * (x.shape[1 + i] - 1) + output_padding[i] + span - out[i];
+      int64_t begin = auto_pad == "SAME_UPPER" ? floor_div(total, 2) : total - floor_div(total, 2);
+      int64_t end = total - begin;
+      if (begin < 0) im.unsupported("output_shape ", to_string(Shape::of(out)), " needs rows before the first input's");
+      if (end < 0) output_padding[i] -= end, end = 0;
+      win.pads[i] = begin;
+      win.pads[i + 2] = end;
+    }
+  }
+  Json attrs = {{"filters", w.dims[1] * group}, {"kernel", win.kernel}, {"stride", win.stride},
+                {"dilation", win.dilation}, {"padding", win.pads}, {"output_padding", output_padding},
+                {"groups", group}, {"bias", im.has_input(2)}, {"init", "zeros"}};
+  int64_t filters = w.dims[1] * group;
+  std::vector<std::pair<std::string, HostTensor>> params;
+  params.emplace_back("weight", std::move(w));
+  if (im.has_input(2)) {
+    HostTensor b = im.take_constant(2, "the bias");
+    if (b.numel() != filters) im.corrupt("the bias has ", b.numel(), " values for ", filters, " output channels");
+    params.emplace_back("bias", std::move(b));
+  }
+  im.emit("conv2d_transpose", attrs, {im.node().input(0)}, std::move(params), im.node().output(0));
+}
+
 void pool(Importer &im, const char *type) {
   bool average = std::string(type) == "avgpool2d";
   if (average) im.check_attrs({"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides"});
@@ -135,6 +192,7 @@ void batch_normalization(Importer &im) {
 
 void register_conv_ops(std::map<std::string, Importer::Translator> &t) {
   t["Conv"] = conv;
+  t["ConvTranspose"] = conv_transpose;
   t["MaxPool"] = [](Importer &im) { pool(im, "maxpool2d"); };
   t["AveragePool"] = [](Importer &im) { pool(im, "avgpool2d"); };
   t["GlobalAveragePool"] = [](Importer &im) { global_pool(im, "global_avgpool2d"); };

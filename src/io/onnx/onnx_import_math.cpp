@@ -1,5 +1,6 @@
 // ONNX elementwise arithmetic, activations, Softmax/LogSoftmax, Clip, ReduceMean/ReduceSum, Gemm
-// and MatMul onto nnrt's binary, activation, softmax, clip, reduce and dense layers.
+// and MatMul onto nnrt's binary (also batched matmul), activation, softmax, clip, reduce and dense
+// layers.
 #include <cstring>
 
 #include "io/onnx/onnx_import.h"
@@ -161,10 +162,25 @@ void gemm(Importer &im) {
   dense(im, std::move(b), im.attr_int("transB", 0) != 0, im.attr_float("alpha", 1), c, im.attr_float("beta", 1));
 }
 
+// MatMul: a dense layer for [N, K] x constant [K, M] (so that it trains); otherwise numpy's
+// batched matmul (nnrt binary "matmul") of operands with at least 2 dims besides the batch (1-D
+// operands, and the rows of a [N, K] operand, would mix examples).
 void matmul(Importer &im) {
   im.check_attrs({});
   im.check_outputs(1);
-  dense(im, im.take_constant(1, "B"), false, 1, nullptr, 0);
+  const Value &a = im.input(0), &b = im.input(1);
+  if (!a.constant && b.constant && a.shape.rank == 1 && im.batch()) {
+    dense(im, im.take_constant(1, "B"), false, 1, nullptr, 0);
+    return;
+  }
+  for (const Value *v : {&a, &b}) {
+    int32_t rank = v->constant ? static_cast<int32_t>(v->tensor.dims.size()) : v->shape.rank;
+    if (rank < 2) {
+      im.unsupported("nnrt multiplies operands of at least 2 dims", im.batch() ? " besides the batch" : "", ", got ",
+                     v->constant ? "a constant " + to_string(Shape::of(v->tensor.dims)) : "examples " + to_string(v->shape));
+    }
+  }
+  binary(im, "matmul");
 }
 
 }  // namespace

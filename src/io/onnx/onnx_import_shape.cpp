@@ -1,5 +1,6 @@
-// ONNX Reshape, Flatten, Transpose, Concat, Identity, Dropout, Constant and Gather (as an embedding
-// lookup) onto nnrt's reshape, flatten, transpose, concat, dropout and embedding layers.
+// ONNX Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Identity, Dropout, Constant and
+// Gather (as an embedding lookup) onto nnrt's reshape, flatten, transpose, concat, dropout and
+// embedding layers (Squeeze and Unsqueeze of constants are folded).
 #include "io/onnx/onnx_import.h"
 
 namespace nnrt::io::onnx_format {
@@ -58,6 +59,88 @@ void reshape(Importer &im) {
   } else {
     im.unsupported("the shape ", to_string(Shape::of(target)), " leaves the batch dim ambiguous");
   }
+}
+
+// The axes of Squeeze / Unsqueeze: the "axes" attribute before opset 13, input 1 from it on.
+std::vector<int64_t> squeeze_axes(Importer &im) {
+  if (im.opset() < 13) {
+    im.check_attrs({"axes"});
+    return im.attr_ints("axes", {});
+  }
+  im.check_attrs({});
+  return im.has_input(1) ? im.constant_input(1, "axes").ints() : std::vector<int64_t>{};
+}
+
+// An axis of a value of ONNX rank `rank`, made non-negative; each only once.
+std::vector<bool> axis_set(Importer &im, const std::vector<int64_t> &axes, int64_t rank) {
+  std::vector<bool> set(static_cast<size_t>(std::max<int64_t>(rank, 0)), false);
+  for (int64_t a : axes) {
+    if (a < -rank || a >= rank) im.corrupt("axis ", a, " is out of range for rank ", rank);
+    int64_t k = a < 0 ? a + rank : a;
+    if (set[k]) im.corrupt("axis ", a, " is given twice");
+    set[k] = true;
+  }
+  return set;
+}
+
+// The ONNX dims of the result (`full`, dim 0 the batch when importing with one) as a reshape of
+// the examples, or as a constant when the input is one.
+void reshape_or_fold(Importer &im, const Value &x, std::vector<int64_t> full, bool batch_kept) {
+  if (x.constant) {
+    HostTensor t = x.tensor;
+    t.dims = std::move(full);
+    im.set_constant(im.node().output(0), std::move(t));
+    return;
+  }
+  if (im.batch()) {
+    if (!batch_kept) im.unsupported("it moves the batch dim out of dim 0; import with {\"batch\": false} if dim 0 is not a batch");
+    full.erase(full.begin());
+  }
+  if (full.empty()) im.unsupported("a per-example scalar is not supported");
+  reshape_to(im, full);
+}
+
+// A value's ONNX dims: a constant's, or the examples' after the batch (-1) when importing with one.
+std::vector<int64_t> onnx_dims(const Importer &im, const Value &x, bool &batched) {
+  batched = !x.constant && im.batch();
+  std::vector<int64_t> dims = x.constant ? x.tensor.dims : x.shape.vec();
+  if (batched) dims.insert(dims.begin(), -1);
+  return dims;
+}
+
+// Unsqueeze: dims of 1 inserted at the axes of the output.
+void unsqueeze(Importer &im) {
+  std::vector<int64_t> axes = squeeze_axes(im);
+  im.check_outputs(1);
+  const Value &x = im.input(0);
+  bool batched = false;
+  std::vector<int64_t> in = onnx_dims(im, x, batched);
+  int64_t rank = static_cast<int64_t>(in.size() + axes.size());
+  if (axes.empty()) im.corrupt("axes is required");
+  std::vector<bool> inserted = axis_set(im, axes, rank);
+  std::vector<int64_t> out;
+  for (int64_t k = 0, next = 0; k < rank; ++k) out.push_back(inserted[k] ? 1 : in[next++]);
+  reshape_or_fold(im, x, out, !batched || !inserted[0]);
+}
+
+// Squeeze: the axes (of size 1) dropped; without axes, every dim of size 1.
+void squeeze(Importer &im) {
+  std::vector<int64_t> axes = squeeze_axes(im);
+  im.check_outputs(1);
+  const Value &x = im.input(0);
+  bool batched = false;
+  std::vector<int64_t> in = onnx_dims(im, x, batched);
+  // Without axes a batch of 1 would be dropped too: the result's rank would depend on the batch.
+  if (axes.empty() && batched) im.unsupported("without axes it would drop a batch of 1; give the axes");
+  std::vector<bool> dropped = axis_set(im, axes, static_cast<int64_t>(in.size()));
+  std::vector<int64_t> out;
+  for (size_t k = 0; k < in.size(); ++k) {
+    if (axes.empty()) dropped[k] = in[k] == 1;
+    if (dropped[k] && batched && k == 0) continue;  // reported by reshape_or_fold
+    if (dropped[k] && in[k] != 1) im.corrupt("axis ", k, " has size ", in[k], ", not 1");
+    if (!dropped[k]) out.push_back(in[k]);
+  }
+  reshape_or_fold(im, x, out, !batched || !dropped[0]);
 }
 
 void flatten(Importer &im) {
@@ -191,6 +274,8 @@ void gather(Importer &im) {
 void register_shape_ops(std::map<std::string, Importer::Translator> &t) {
   t["Reshape"] = reshape;
   t["Flatten"] = flatten;
+  t["Squeeze"] = squeeze;
+  t["Unsqueeze"] = unsqueeze;
   t["Transpose"] = transpose;
   t["Concat"] = concat;
   t["Identity"] = identity;

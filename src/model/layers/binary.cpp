@@ -1,5 +1,6 @@
-// binary: elementwise add, sub, mul or div ("op") with numpy broadcasting, of two inputs or of one
-// input and a constant ("constant": its shape, right-aligned against an example; "constant_first":
+// binary: elementwise add, sub, mul or div ("op") with numpy broadcasting, or "matmul" (numpy's
+// matmul: [..., M, K] x [..., K, N] -> [..., M, N], the dims before the last two broadcast), of
+// two inputs or of one input and a constant ("constant": its shape, right-aligned against an example; "constant_first":
 // whether it is the left operand). The constant is a parameter named "<layer>.constant" that the
 // model keeps but does not train (ONNX imports fill it). Gradients are summed over the dims that
 // were broadcast.
@@ -11,6 +12,7 @@ namespace {
 class BinaryLayer : public Layer {
  public:
   nnrt_binary_alg alg = NNRT_BINARY_ADD;
+  bool matmul = false;  // "matmul" instead of alg
   std::vector<int64_t> constant;  // empty: two inputs
   bool has_constant = false, constant_first = false;
   Shape out_shape;
@@ -28,12 +30,34 @@ class BinaryLayer : public Layer {
     if (has_constant) operands.insert(constant_first ? operands.begin() : operands.end(), Shape::of(constant));
     if (operands.size() != 2) shape_error("takes two operands (inputs, or one input and \"constant\"), got ", operands.size());
     try {
-      out_shape = broadcast_shapes(operands[0], operands[1], where().c_str());
+      out_shape = matmul ? matmul_shape(operands[0], operands[1]) : broadcast_shapes(operands[0], operands[1], where().c_str());
     } catch (const Error &e) {
       shape_error(e.what());
     }
     if (out_shape.rank + 1 > NNRT_MAX_DIMS) shape_error("the output ", to_string(out_shape), " has too many dims");
     return out_shape;
+  }
+
+  // [..., M, K] x [..., K, N] -> [..., M, N], the leading dims broadcast.
+  Shape matmul_shape(const Shape &a, const Shape &b) const {
+    if (a.rank < 2 || b.rank < 2) {
+      shape_error("matmul takes operands of at least 2 dims per example ([..., M, K] and [..., K, N]), got ", to_string(a),
+                  " and ", to_string(b));
+    }
+    if (a[a.rank - 1] != b[b.rank - 2]) shape_error("matmul of ", to_string(a), " and ", to_string(b), ": K differs");
+    Shape batch = broadcast_shapes(Shape::of(a.dims.data(), a.rank - 2), Shape::of(b.dims.data(), b.rank - 2), where().c_str());
+    std::vector<int64_t> out = batch.vec();
+    out.push_back(a[a.rank - 2]);
+    out.push_back(b[b.rank - 1]);
+    return Shape::of(out);
+  }
+
+  // The last two dims of a batch array swapped, as a view.
+  static Array transposed(const Array &x) {
+    std::vector<int64_t> perm;
+    for (int32_t i = 0; i < x.rank(); ++i) perm.push_back(i);
+    std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+    return ops::transpose(x, perm);
   }
 
   std::vector<ParamSpec> param_specs() const override {
@@ -57,7 +81,7 @@ class BinaryLayer : public Layer {
 
   Array forward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, Saved &) const override {
     auto [a, b] = operands(pass, in, params);
-    return ops::binary(pass.ctx, alg, a, b);
+    return matmul ? ops::matmul(pass.ctx, a, b) : ops::binary(pass.ctx, alg, a, b);
   }
 
   // Sums g over the dims where `like` (a batch array of g's rank) is 1 but g is not, then gives it
@@ -75,7 +99,10 @@ class BinaryLayer : public Layer {
     Context &ctx = pass.ctx;
     auto [a, b] = operands(pass, in, params);
     Array da, db;
-    switch (alg) {
+    if (matmul) {
+      da = ops::matmul(ctx, dout, transposed(b));
+      db = ops::matmul(ctx, transposed(a), dout);
+    } else switch (alg) {
       case NNRT_BINARY_ADD: da = dout, db = dout; break;
       case NNRT_BINARY_SUB: da = dout, db = ops::unary(ctx, NNRT_UNARY_NEG, dout); break;
       case NNRT_BINARY_MUL: da = ops::mul(ctx, dout, b), db = ops::mul(ctx, dout, a); break;
@@ -100,11 +127,12 @@ class BinaryLayer : public Layer {
 std::unique_ptr<Layer> make_binary(JsonReader &config) {
   auto l = std::make_unique<BinaryLayer>();
   std::string op = config.get_string("op", "");
-  if (op == "add") l->alg = NNRT_BINARY_ADD;
+  if (op == "matmul") l->matmul = true;
+  else if (op == "add") l->alg = NNRT_BINARY_ADD;
   else if (op == "sub") l->alg = NNRT_BINARY_SUB;
   else if (op == "mul") l->alg = NNRT_BINARY_MUL;
   else if (op == "div") l->alg = NNRT_BINARY_DIV;
-  else fail(NNRT_ERR_INVALID_ARGUMENT, config.name("op"), ": expected \"add\", \"sub\", \"mul\" or \"div\", got \"", op, "\"");
+  else fail(NNRT_ERR_INVALID_ARGUMENT, config.name("op"), ": expected \"add\", \"sub\", \"mul\", \"div\" or \"matmul\", got \"", op, "\"");
   l->has_constant = config.has("constant");
   l->constant = config.get_int_list("constant", {});
   if (l->constant.size() >= NNRT_MAX_DIMS) fail(NNRT_ERR_INVALID_ARGUMENT, config.name("constant"), ": too many dims");

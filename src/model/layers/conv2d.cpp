@@ -4,6 +4,7 @@
 #include "core/checked_math.h"
 #include "model/activation.h"
 #include "model/layer.h"
+#include "model/layers/conv_window.h"
 
 namespace nnrt::model {
 namespace {
@@ -47,11 +48,7 @@ class Conv2dLayer : public Layer {
   Shape weight_shape() const { return Shape{filters, in_channels / p.groups, kernel[0], kernel[1]}; }
 
   std::vector<ParamSpec> param_specs() const override {
-    int64_t area = int64_t(kernel[0]) * kernel[1];
-    int64_t fan_in = in_channels / p.groups * area, fan_out = filters * area;
-    std::vector<ParamSpec> s = {{"weight", weight_shape(), init, fan_in, fan_out}};
-    if (bias) s.push_back({"bias", Shape{filters}, Init{}, fan_in, fan_out});
-    return s;
+    return conv_param_specs(weight_shape(), filters, in_channels / p.groups, filters, init, bias);
   }
 
   Array forward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, Saved &saved) const override {
@@ -90,32 +87,11 @@ class Conv2dLayer : public Layer {
 std::unique_ptr<Layer> make_conv2d(JsonReader &config) {
   auto l = std::make_unique<Conv2dLayer>();
   l->filters = config.require_int("filters", 1);
-  if (!config.has("kernel")) fail(NNRT_ERR_INVALID_ARGUMENT, config.name("kernel"), " is required");
-  std::vector<int64_t> k = config.get_int_or_list("kernel", {}, 2, 1);
-  l->kernel[0] = checked_int32(k[0], config.name("kernel").c_str());
-  l->kernel[1] = checked_int32(k[1], config.name("kernel").c_str());
-  std::vector<int64_t> s = config.get_int_or_list("stride", {1, 1}, 2, 1);
-  std::vector<int64_t> d = config.get_int_or_list("dilation", {1, 1}, 2, 1);
-  for (int i = 0; i < 2; ++i) {
-    l->p.stride[i] = checked_int32(s[i], config.name("stride").c_str());
-    l->p.dilation[i] = checked_int32(d[i], config.name("dilation").c_str());
-  }
-  if (config.has("padding") && config.raw("padding").is_string()) {
-    std::string mode = config.get_string("padding", "");
-    if (mode == "same") l->same_padding = true;
-    else if (mode != "valid") fail(NNRT_ERR_INVALID_ARGUMENT, config.name("padding"), ": expected \"same\", \"valid\" or ints, got \"", mode, "\"");
-  } else if (config.has("padding") && config.raw("padding").is_array() && config.raw("padding").size() == 4) {
-    std::vector<int64_t> pad = config.get_int_list("padding", {});
-    for (int i = 0; i < 4; ++i) {
-      if (pad[i] < 0) fail(NNRT_ERR_INVALID_ARGUMENT, config.name("padding"), ": expected values >= 0");
-      l->p.pad[i] = checked_int32(pad[i], config.name("padding").c_str());
-    }
-  } else {
-    std::vector<int64_t> pad = config.get_int_or_list("padding", {0, 0}, 2, 0);
-    l->p.pad[0] = l->p.pad[2] = checked_int32(pad[0], config.name("padding").c_str());
-    l->p.pad[1] = l->p.pad[3] = checked_int32(pad[1], config.name("padding").c_str());
-  }
-  l->p.groups = static_cast<int32_t>(config.get_int("groups", 1, 1, INT32_MAX));
+  ConvWindow w = read_conv_window(config, true);
+  l->kernel[0] = w.kernel[0];
+  l->kernel[1] = w.kernel[1];
+  l->same_padding = w.same_padding;
+  l->p = w.p;
   l->activation = read_activation(config, "activation", "identity");
   l->init = read_init(config, "init", Init{Init::kXavier});
   l->bias = config.get_bool("bias", true);

@@ -142,6 +142,41 @@ TEST(Dropout, RefusesARateOutsideZeroToOne) {
   }
 }
 
+// ---- transposed convolution ------------------------------------------------------------------
+
+TEST(Conv2dTranspose, ScattersEachInputThroughTheKernel) {
+  // One input channel, one filter, stride 2: each input value stamps the 2x2 kernel into its own
+  // 2x2 block of the 4x4 output (PyTorch's ConvTranspose2d(1, 1, 2, stride=2) without bias).
+  auto ctx = reference();
+  BuiltLayer l = build_layer(Json::parse(R"({"type": "conv2d_transpose", "filters": 1, "kernel": 2, "stride": 2,
+                                             "bias": false})"), {Shape{1, 2, 2}});
+  EXPECT_EQ(l.out_shape, (Shape{1, 4, 4}));
+  Array x = from_doubles(*ctx, NNRT_DTYPE_F64, Shape{1, 1, 2, 2}, {1, 2, 3, 4});
+  Array w = from_doubles(*ctx, NNRT_DTYPE_F64, Shape{1, 1, 2, 2}, {1, 10, 100, 1000});
+  vector<double> want = {1, 10, 2, 20, 100, 1000, 200, 2000, 3, 30, 4, 40, 300, 3000, 400, 4000};
+  EXPECT_EQ(ops::to_doubles(forward(*ctx, *l.layer, {x}, {w}, false)), want);
+}
+
+TEST(Conv2dTranspose, SizesTheOutputAsPyTorchAndRefusesWhatDoesNotFit) {
+  // (in - 1) * stride - pads + dilation * (kernel - 1) + 1 + output_padding
+  EXPECT_EQ(build_layer(Json::parse(R"({"type": "conv2d_transpose", "filters": 3, "kernel": [3, 2], "stride": [3, 2],
+                                        "padding": [1, 0, 2, 1], "output_padding": [2, 1], "dilation": [1, 2]})"),
+                        {Shape{2, 4, 5}}).out_shape,
+            (Shape{3, 11, 11}));
+  expect_error([] { build_layer(Json::parse(R"({"type": "conv2d_transpose", "filters": 2, "kernel": 3,
+                                                "output_padding": 1})"), {Shape{2, 4, 4}}); },
+               NNRT_ERR_SHAPE, {"conv2d_transpose", "output_padding (1)", "stride (1)"});
+  expect_error([] { build_layer(Json::parse(R"({"type": "conv2d_transpose", "filters": 3, "kernel": 3, "groups": 2})"),
+                                {Shape{4, 3, 3}}); },
+               NNRT_ERR_SHAPE, {"groups (2)", "filters (3)"});
+  expect_error([] { build_layer(Json::parse(R"({"type": "conv2d_transpose", "filters": 2, "kernel": 2, "padding": 2})"),
+                                {Shape{1, 1, 1}}); },
+               NNRT_ERR_SHAPE, {"no output"});
+  expect_error([] { build_layer(Json::parse(R"({"type": "conv2d_transpose", "filters": 2, "kernel": 2,
+                                                "padding": "same"})"), {Shape{1, 3, 3}}); },
+               NNRT_ERR_INVALID_ARGUMENT, {"padding", "\"valid\" or ints"});
+}
+
 // ---- pooling, reshape, add, concat ------------------------------------------------------------
 
 TEST(GlobalPool, AveragesAndMaximaPerChannel) {

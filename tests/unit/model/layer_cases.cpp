@@ -32,6 +32,21 @@ std::vector<LayerCase> all_cases() {
       {"conv2d_elu_no_bias", R"({"type": "conv2d", "filters": 2, "kernel": 2, "activation": "elu", "bias": false})",
        {{2, 4, 4}}},
 
+      // conv2d_transpose (the adjoint of conv2d: PyTorch's ConvTranspose2d)
+      {"conv2d_transpose", R"({"type": "conv2d_transpose", "filters": 3, "kernel": 3})", {{2, 4, 4}}},
+      {"conv2d_transpose_stride_output_padding",
+       R"({"type": "conv2d_transpose", "filters": 2, "kernel": 3, "stride": 2, "padding": 1, "output_padding": 1})",
+       {{2, 3, 3}}},
+      {"conv2d_transpose_dilation_asymmetric_padding",
+       R"({"type": "conv2d_transpose", "filters": 2, "kernel": 3, "stride": [1, 2], "dilation": 2, "padding": [1, 0, 2, 1]})",
+       {{2, 4, 5}}},
+      {"conv2d_transpose_groups", R"({"type": "conv2d_transpose", "filters": 4, "kernel": [2, 3], "groups": 2})",
+       {{4, 3, 3}}},
+      {"conv2d_transpose_relu", R"({"type": "conv2d_transpose", "filters": 3, "kernel": 2, "stride": 2, "activation": "relu"})",
+       {{2, 3, 3}}},
+      {"conv2d_transpose_gelu_no_bias",
+       R"({"type": "conv2d_transpose", "filters": 2, "kernel": 3, "activation": "gelu", "bias": false})", {{2, 3, 3}}},
+
       // pooling
       {"maxpool2d", R"({"type": "maxpool2d", "kernel": 2})", {{2, 5, 5}}, 2, K::kDistinct},
       {"maxpool2d_overlapping_padded", R"({"type": "maxpool2d", "kernel": 3, "stride": 2, "padding": 1})",
@@ -54,6 +69,12 @@ std::vector<LayerCase> all_cases() {
       {"concat_channels", R"({"type": "concat"})", {{2, 3, 3}, {1, 3, 3}}},
       {"concat_last_axis", R"({"type": "concat", "axis": -1})", {{2, 3, 1}, {2, 3, 2}, {2, 3, 1}}},
       {"concat_features", R"({"type": "concat", "axis": 0})", {{3}, {2}}, 3},
+
+      // matmul (numpy's: the dims before the last two broadcast), of two inputs or with a constant
+      {"binary_matmul_broadcast", R"({"type": "binary", "op": "matmul"})", {{2, 3, 4}, {1, 4, 2}}},
+      {"binary_matmul_constant", R"({"type": "binary", "op": "matmul", "constant": [4, 3]})", {{2, 3, 4}}},
+      {"binary_matmul_constant_first", R"({"type": "binary", "op": "matmul", "constant": [2, 2, 3],
+                                             "constant_first": true})", {{3, 4}}},
 
       // normalisation and regularisation
       {"batchnorm_features", R"({"type": "batchnorm"})", {{4}}, 5},

@@ -2,11 +2,11 @@
 
     pytorch_parity_test.py LIBNNRT [BACKEND...]      (backends: default "reference")
 
-The LeNet of examples/lenet.json and a sequence model (embedding, two LSTMs, batchnorm) get the same weights in
-both. Checked, on every backend that loads here: predict against the module's forward pass, and
-one trainer step with plain SGD and learning rate 1 on a batch of 8, whose weight change is minus
-the gradient, against autograd's gradients (and batchnorm's running statistics). Relative
-tolerance 1e-4 (nnrt computes in F32, PyTorch here in F64). Every backend named must open: one
+The LeNet of examples/lenet.json, a sequence model (embedding, two LSTMs, batchnorm) and a decoder
+(transposed convolutions) get the same weights in both. Checked, on every backend that loads here:
+predict against the module's forward pass, and one trainer step with plain SGD and learning rate 1
+on a batch of 8, whose weight change is minus the gradient, against autograd's gradients (and
+batchnorm's running statistics). Relative tolerance 1e-4 (nnrt computes in F32, PyTorch here in F64). Every backend named must open: one
 that does not is a failure, never a silent skip (meson names oneDNN only where its plugin is
 built). Exits 77 (skipped) without torch; prints "nnrt-test-counts:" with one case per comparison.
 """
@@ -140,6 +140,32 @@ class Sequence(torch.nn.Module):
         return {"bn.running_mean": self.bn.running_mean, "bn.running_var": self.bn.running_var}
 
 
+DECODER = {"input": [2, 7, 7], "seed": 3, "layers": [
+    {"type": "conv2d", "name": "enc", "filters": 4, "kernel": 3, "stride": 2},
+    {"type": "conv2d_transpose", "name": "up1", "filters": 4, "kernel": 3, "stride": 2, "padding": 1,
+     "output_padding": 1, "activation": "relu"},
+    {"type": "conv2d_transpose", "name": "up2", "filters": 2, "kernel": 3, "dilation": 2, "padding": [1, 0],
+     "groups": 2},
+    {"type": "output", "name": "out", "units": 3, "loss": "nll"}]}
+
+
+class Decoder(torch.nn.Module):
+    """Transposed convolutions with stride, output_padding, dilation, groups and uneven padding."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = torch.nn.Conv2d(2, 4, 3, stride=2)
+        self.up1 = torch.nn.ConvTranspose2d(4, 4, 3, stride=2, padding=1, output_padding=1)
+        self.up2 = torch.nn.ConvTranspose2d(4, 2, 3, dilation=2, padding=(1, 0), groups=2)
+        self.out = torch.nn.Linear(2 * 8 * 10, 3)
+
+    def forward(self, x):
+        return self.out(self.up2(F.relu(self.up1(self.enc(x)))).flatten(1))
+
+    def names(self):
+        return {f"{m}.{p}": getattr(getattr(self, m), p) for m in ("enc", "up1", "up2", "out") for p in ("weight", "bias")}
+
+
 # ---- the checks -------------------------------------------------------------------------------
 
 def get_param(model, name):
@@ -230,6 +256,8 @@ def main(backends):
         run(backend, LENET, LeNet(), rng.random((8, 1, 28, 28), dtype=np.float32),
             rng.integers(0, 10, 8).astype(np.int64), failures)
         run(backend, SEQUENCE, Sequence(), rng.integers(0, 11, (8, 6)).astype(np.float32),
+            rng.integers(0, 3, 8).astype(np.int64), failures)
+        run(backend, DECODER, Decoder(), rng.standard_normal((8, 2, 7, 7), dtype=np.float32),
             rng.integers(0, 3, 8).astype(np.int64), failures)
     # Cases: the comparisons, and each backend that did not open.
     print(f"nnrt-test-counts: passed={compared - mismatched} failed={len(failures)} skipped=0")
