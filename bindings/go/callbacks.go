@@ -40,6 +40,11 @@ func progressFromC(p *C.nnrt_progress) Progress {
 		ValidationScore:   float64(p.validation_score),
 		BatchesPerEpoch:   -1,
 		Batch:             -1,
+
+		DeviceUtilizationPercent: -1,
+		DeviceTemperatureCelsius: -1,
+		DeviceMemoryUsedBytes:    -1,
+		DeviceMemoryTotalBytes:   -1,
 	}
 	size := uintptr(p.struct_size)
 	if size >= unsafe.Offsetof(p.batches_per_epoch)+unsafe.Sizeof(p.batches_per_epoch) {
@@ -47,6 +52,12 @@ func progressFromC(p *C.nnrt_progress) Progress {
 	}
 	if size >= unsafe.Offsetof(p.batch)+unsafe.Sizeof(p.batch) {
 		out.Batch = int64(p.batch)
+	}
+	if size >= unsafe.Sizeof(*p) {
+		out.DeviceUtilizationPercent = int(p.device_utilization_percent)
+		out.DeviceTemperatureCelsius = int(p.device_temperature_celsius)
+		out.DeviceMemoryUsedBytes = int64(p.device_memory_used_bytes)
+		out.DeviceMemoryTotalBytes = int64(p.device_memory_total_bytes)
 	}
 	return out
 }

@@ -12,6 +12,13 @@ type Progress struct {
 	ValidationScore   float64 // the validation metric after an epoch; NaN when none
 	BatchesPerEpoch   int64   // minibatches in one epoch; -1 from a library too old to say
 	Batch             int64   // 0-based minibatch within the epoch; -1 from a library too old to say
+
+	// The training device's load (a GPU whose backend reads NVML), sampled at most about once a
+	// second; -1 for what is unknown: always on a CPU, without NVML, or from a library too old to say.
+	DeviceUtilizationPercent int
+	DeviceTemperatureCelsius int
+	DeviceMemoryUsedBytes    int64 // by every process on the device
+	DeviceMemoryTotalBytes   int64
 }
 
 // ProgressFunc is called on the goroutine running Trainer.Fit. Returning true stops training:

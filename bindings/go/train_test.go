@@ -84,6 +84,10 @@ func TestTrainingLearns(t *testing.T) {
 		} else if p.BatchesPerEpoch != 32 || p.Batch < 0 || p.Batch >= 32 {
 			t.Errorf("progress batch %d of %d, expected 32 minibatches", p.Batch, p.BatchesPerEpoch)
 		}
+		if p.DeviceUtilizationPercent != -1 || p.DeviceTemperatureCelsius != -1 ||
+			p.DeviceMemoryUsedBytes != -1 || p.DeviceMemoryTotalBytes != -1 {
+			t.Errorf("a CPU backend reported a device load: %+v", p)
+		}
 		return false
 	})
 	if err != nil {

@@ -29,12 +29,22 @@ namespace Nnrt
         public long BatchesPerEpoch { get; private set; }
         /// <summary>The minibatch within the epoch, 0-based.</summary>
         public long Batch { get; private set; }
+        /// <summary>The training device's utilization in percent (a GPU whose backend reads NVML, sampled
+        /// at most about once a second); -1 when unknown, as always on a CPU.</summary>
+        public int DeviceUtilizationPercent { get; private set; }
+        /// <summary>The training device's temperature in degrees Celsius; -1 when unknown.</summary>
+        public int DeviceTemperatureCelsius { get; private set; }
+        /// <summary>Memory in use on the training device, by every process; -1 when unknown.</summary>
+        public long DeviceMemoryUsedBytes { get; private set; }
+        /// <summary>The training device's memory; -1 when unknown.</summary>
+        public long DeviceMemoryTotalBytes { get; private set; }
 
         // Offsets of nnrt_progress's members on the 64-bit ABIs nnrt supports (checked against
         // offsetof in the C header: int32 epoch_end is followed by 4 bytes of padding).
         private const int EpochAt = 4, IterationAt = 8, ExamplesSeenAt = 16, LossAt = 24, LearningRateAt = 32,
                           ExamplesPerSecondAt = 40, EpochEndAt = 48, ValidationScoreAt = 56,
-                          BatchesPerEpochAt = 64, BatchAt = 72;
+                          BatchesPerEpochAt = 64, BatchAt = 72, DeviceUtilizationAt = 80,
+                          DeviceTemperatureAt = 84, DeviceMemoryUsedAt = 88, DeviceMemoryTotalAt = 96;
 
         /// <summary>Copies the struct at p, reading only members that fit in its struct_size, as the
         /// header asks of readers.</summary>
@@ -53,6 +63,10 @@ namespace Nnrt
             if (size >= ValidationScoreAt + 8) ValidationScore = ReadDouble(p, ValidationScoreAt);
             if (size >= BatchesPerEpochAt + 8) BatchesPerEpoch = Marshal.ReadInt64(p, BatchesPerEpochAt);
             if (size >= BatchAt + 8) Batch = Marshal.ReadInt64(p, BatchAt);
+            DeviceUtilizationPercent = size >= DeviceUtilizationAt + 4 ? Marshal.ReadInt32(p, DeviceUtilizationAt) : -1;
+            DeviceTemperatureCelsius = size >= DeviceTemperatureAt + 4 ? Marshal.ReadInt32(p, DeviceTemperatureAt) : -1;
+            DeviceMemoryUsedBytes = size >= DeviceMemoryUsedAt + 8 ? Marshal.ReadInt64(p, DeviceMemoryUsedAt) : -1;
+            DeviceMemoryTotalBytes = size >= DeviceMemoryTotalAt + 8 ? Marshal.ReadInt64(p, DeviceMemoryTotalAt) : -1;
         }
 
         private static double ReadDouble(IntPtr p, int offset)

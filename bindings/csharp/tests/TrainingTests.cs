@@ -37,6 +37,8 @@ namespace Nnrt.Tests
                         while (epochLosses.Count <= p.Epoch) epochLosses.Add(new List<double>());
                         epochLosses[p.Epoch].Add(p.Loss);
                         Assert.Equal(19L, p.BatchesPerEpoch, "batches per epoch (600 / 32, rounded up)");
+                        Assert.Equal(-1, p.DeviceUtilizationPercent, "a CPU backend reports no device load");
+                        Assert.Equal(-1L, p.DeviceMemoryTotalBytes, "a CPU backend reports no device memory");
                     }
                     return false;
                 });

@@ -60,6 +60,6 @@ pub use evaluation::Evaluation;
 pub use half::{BF16, F16};
 pub use log::{LogLevel, reset_log_callback, set_log_callback};
 pub use model::Model;
-pub use progress::Progress;
+pub use progress::{DeviceLoad, Progress};
 pub use trainer::{CancelHandle, Trainer};
 pub use version::{ABI_VERSION, HEADER_VERSION, abi_version, check_abi, version};

@@ -35,6 +35,42 @@ pub struct Progress {
     pub batches_per_epoch: Option<i64>,
     /// 0-based minibatch within the epoch; `None` from a library too old to report it.
     pub batch: Option<i64>,
+    /// The training device's load (a GPU whose backend reads NVML), sampled at most about once a
+    /// second; `None` on a CPU, without NVML, or from a library too old to report it.
+    pub device: Option<DeviceLoad>,
+}
+
+/// A GPU's load during training, as NVML reports it; a member is `None` when NVML did not say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DeviceLoad {
+    /// Utilization in percent over the last sample period.
+    pub utilization_percent: Option<i32>,
+    /// Temperature in degrees Celsius.
+    pub temperature_celsius: Option<i32>,
+    /// Memory in use by every process on the device.
+    pub memory_used_bytes: Option<i64>,
+    /// The device's memory.
+    pub memory_total_bytes: Option<i64>,
+}
+
+impl DeviceLoad {
+    /// The device members of a report whose struct has them; `None` when all are unknown (-1).
+    fn from_raw(p: &sys::nnrt_progress) -> Option<DeviceLoad> {
+        let known32 = |v: i32| (v >= 0).then_some(v);
+        let known64 = |v: i64| (v >= 0).then_some(v);
+        let load = DeviceLoad {
+            utilization_percent: known32(p.device_utilization_percent),
+            temperature_celsius: known32(p.device_temperature_celsius),
+            memory_used_bytes: known64(p.device_memory_used_bytes),
+            memory_total_bytes: known64(p.device_memory_total_bytes),
+        };
+        let any_known = load.utilization_percent.is_some()
+            || load.temperature_celsius.is_some()
+            || load.memory_used_bytes.is_some()
+            || load.memory_total_bytes.is_some();
+        any_known.then_some(load)
+    }
 }
 
 impl Progress {
@@ -54,6 +90,7 @@ impl Progress {
             batches_per_epoch: filled(offset_of!(sys::nnrt_progress, batches_per_epoch) + size_of::<i64>())
                 .then_some(p.batches_per_epoch),
             batch: filled(offset_of!(sys::nnrt_progress, batch) + size_of::<i64>()).then_some(p.batch),
+            device: if filled(size_of::<sys::nnrt_progress>()) { DeviceLoad::from_raw(p) } else { None },
         }
     }
 }

@@ -137,6 +137,14 @@ pub struct nnrt_progress {
     pub batches_per_epoch: i64,
     /// 0-based minibatch within the epoch.
     pub batch: i64,
+    /// The training device's utilization in percent; -1 when unknown (always on a CPU).
+    pub device_utilization_percent: i32,
+    /// The training device's temperature; -1 when unknown.
+    pub device_temperature_celsius: i32,
+    /// Memory in use on the training device, by every process; -1 when unknown.
+    pub device_memory_used_bytes: i64,
+    /// The training device's memory; -1 when unknown.
+    pub device_memory_total_bytes: i64,
 }
 
 // The layout gcc gives nnrt_progress on the 64-bit targets nnrt builds for (checked against
@@ -146,7 +154,9 @@ const _: () = {
     assert!(std::mem::offset_of!(nnrt_progress, epoch_end) == 48);
     assert!(std::mem::offset_of!(nnrt_progress, validation_score) == 56);
     assert!(std::mem::offset_of!(nnrt_progress, batch) == 72);
-    assert!(std::mem::size_of::<nnrt_progress>() == 80);
+    assert!(std::mem::offset_of!(nnrt_progress, device_utilization_percent) == 80);
+    assert!(std::mem::offset_of!(nnrt_progress, device_memory_used_bytes) == 88);
+    assert!(std::mem::size_of::<nnrt_progress>() == 104);
 };
 
 /// `nnrt_progress_fn`: nonzero stops training.

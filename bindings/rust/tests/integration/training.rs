@@ -55,6 +55,8 @@ fn fit_lowers_the_loss_and_raises_the_accuracy() {
     assert!(ends[3].validation_score.unwrap() > ends[0].validation_score.unwrap() - 1e-9);
     let last = reports.last().unwrap();
     assert_eq!((last.epoch, last.iteration, last.batches_per_epoch), (3, 64, Some(16)));
+    // A CPU backend reports no device load.
+    assert!(reports.iter().all(|p| p.device.is_none()));
 }
 
 #[test]
