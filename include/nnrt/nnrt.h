@@ -356,7 +356,8 @@ NNRT_API nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_arr
 **   add          (no keys; two or more inputs of one shape);  concat  "axis" (0: the first
 **                per-example dim)
 **   embedding    "vocab" (rows), "units" (columns), "init" (default normal(0, 1)); input: indices
-**   lstm         "units", "return_sequences" (false); input [time, features]
+**   lstm         "units", "return_sequences" (false); input [time, features] -> [time, units] or
+**                [units] (or [..., time, features]: several sequences per example, each run alone)
 **   output       "units", "loss" (required: nll / cross_entropy, mse, l1, bce), "activation"
 **                (default softmax), "init", "bias"
 **   binary       "op" (add, sub, mul, div, or matmul: [..., M, K] x [..., K, N] per example),
@@ -367,6 +368,7 @@ NNRT_API nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_arr
 **   reduce       "op" (sum, mean), "axes" (per-example dims; default all), "keepdims" (true)
 **   softmax      "axis" (-1), "log" (false), "flatten" (false: over all dims from axis on)
 **   transpose    "perm" (a permutation of the per-example dims)
+**   slice        "axis" (a per-example dim), "start", "length" (1): those entries along the axis
 **
 ** Activations: identity, relu, leaky_relu, elu, gelu, sigmoid, tanh, softmax, log_softmax.
 ** Initialisers ("init"): xavier, xavier_uniform, he (or relu), lecun, normal, uniform, zeros,
