@@ -458,8 +458,12 @@ NNRT_API nnrt_status nnrt_model_import_onnx_memory(nnrt_context *ctx, const void
 ** activation, ...), the parameters as float initializers in PyTorch's layouts, the input "input"
 ** and output "output" with a symbolic batch dim "N". What it writes passes onnx.checker and runs in
 ** ONNX Runtime; nnrt_model_import_onnx reads it back. The write is atomic as nnrt_model_save's.
+** An lstm becomes an ONNX LSTM of layout 0 between Transposes, as torch.onnx.export writes it
+** (ONNX Runtime refuses layout 1), its gates reordered to ONNX's i, o, f, c, giving Y or Y_h as
+** return_sequences says; a slice becomes a Slice.
 ** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments; NNRT_ERR_UNSUPPORTED for a
-** layer kind with no ONNX form here (lstm; the message names the layer) and when the converter
+** layer with no ONNX form here (an lstm over examples [..., T, F] with several sequences each; the
+** message names the layer) and when the converter
 ** plugin is missing (as nnrt_model_import_onnx); NNRT_ERR_IO when the file cannot be written;
 ** NNRT_ERR_OUT_OF_MEMORY. */
 NNRT_API nnrt_status nnrt_model_export_onnx(const nnrt_model *m, const char *path);
