@@ -403,9 +403,9 @@ NNRT_API nnrt_status nnrt_model_load(nnrt_context *ctx, const char *path, nnrt_m
 ** Softmax, LogSoftmax, Clip, ReduceMean, ReduceSum, Flatten, Reshape, Transpose, Concat, Dropout,
 ** Identity, Constant, Gather of a constant table -> embedding, Gather of one index or Slice (one
 ** axis, step 1) of a computed value -> slice) and the initializers become its parameters. Shape,
-** ConstantOfShape, Expand (of one value), and Gather, Concat, Squeeze, Unsqueeze of constants are
-** folded on the shapes the import knows, the batch size staying a run-time value: what
-** torch.onnx.export writes for an RNN's zero state. An LSTM must run forward from a zero state,
+** ConstantOfShape, Expand (of one value), and Gather, Concat, Slice, Squeeze, Unsqueeze of
+** constants are folded on the shapes the import knows, the batch size staying a run-time value:
+** what torch.onnx.export writes for an RNN's zero state (sliced per layer when stacked). An LSTM must run forward from a zero state,
 ** without peepholes, clip or other activations, every sequence its full length, one of Y and Y_h
 ** read (not Y_c); layout 1 (batch-first) maps straight on, layout 0 (time-major X [T, N, F]) when
 ** X's batch is its dim 1: after a Transpose from a batch-first value (as torch.onnx.export writes

@@ -117,13 +117,14 @@ def check(nnrt, name, net, example, work):
 
 
 class Recurrent(nn.Module):
-    """Linear -> nn.LSTM -> the last step (y[:, -1], y[-1], or h_n[-1]) or every step -> Linear."""
+    """Linear -> nn.LSTM (of `layers` layers) -> the last step (y[:, -1], y[-1], or h_n[-1]) or every
+    step -> Linear."""
 
-    def __init__(self, batch_first, last):
+    def __init__(self, batch_first, last, layers=1):
         super().__init__()
         self.batch_first, self.last = batch_first, last
         self.embed = nn.Linear(3, 4)
-        self.lstm = nn.LSTM(4, 5, batch_first=batch_first)
+        self.lstm = nn.LSTM(4, 5, num_layers=layers, batch_first=batch_first)
         self.fc = nn.Linear(5, 2)
         with torch.no_grad():
             for p in self.lstm.parameters():  # larger than the default init, so every gate's order shows
@@ -140,17 +141,19 @@ class Recurrent(nn.Module):
 
 def check_torch_lstm(nnrt, work):
     """nn.LSTM exported by torch.onnx.export: batch-first input [N, T, F] imported as it is; a
-    time-major one [T, N, F] imported with {"batch_axis": 1}, nnrt then taking [N, T, F]."""
+    time-major one [T, N, F] imported with {"batch_axis": 1}, nnrt then taking [N, T, F]. Stacked
+    layers slice the zero state per layer."""
     ok = True
-    for batch_first, last in ((True, "y"), (True, "h"), (True, "all"), (False, "y"), (False, "h")):
+    for batch_first, last, layers in ((True, "y", 1), (True, "h", 1), (True, "all", 1), (False, "y", 1), (False, "h", 1),
+                                      (True, "y", 2), (False, "y", 2)):
         torch.manual_seed(2)
-        net = Recurrent(batch_first, last).eval()
+        net = Recurrent(batch_first, last, layers).eval()
         batch_dim = 0 if batch_first else 1
         example = torch.randn([2, 6, 3] if batch_first else [6, 2, 3])
         path = os.path.join(work, "recurrent.onnx")
         torch.onnx.export(net, example, path, input_names=["x"], output_names=["y"],
                           dynamic_axes={"x": {batch_dim: "batch"}, "y": {0: "batch"}}, opset_version=14)
-        name = "torch lstm (batch_first=%s, %s)" % (batch_first, last)
+        name = "torch lstm (batch_first=%s, %s, %d layers)" % (batch_first, last, layers)
         model = nnrt.import_onnx(path, None if batch_first else '{"batch_axis": 1}')
         for batch in (1, 7):
             x = torch.randn(batch, 6, 3)  # nnrt's input: the batch first

@@ -1,5 +1,6 @@
-// ONNX Slice of a computed value along one dim, with step 1, onto nnrt's slice layer (what nnrt's
-// export writes for it). Constant starts, ends and axes: attributes before opset 10, inputs from it.
+// ONNX Slice along one dim, with step 1: of a computed value onto nnrt's slice layer (what nnrt's
+// export writes for it); of a constant, folded (a stacked LSTM's zero state, sliced per layer by
+// torch.onnx.export). Constant starts, ends and axes: attributes before opset 10, inputs from it.
 #include <algorithm>
 
 #include "io/onnx/onnx_import.h"
@@ -13,10 +14,33 @@ std::vector<int64_t> ints_input(Importer &im, int i, const char *what, std::vect
   return im.has_input(i) ? im.constant_input(i, what).ints() : fallback;
 }
 
+// Entries [start, end) along `axis` of a constant (or of a value filled to a shape).
+void fold(Importer &im, const Value &x, int64_t axis, int64_t start, int64_t end) {
+  Value v = x;
+  std::vector<int64_t> &dims = v.filled ? v.fill_dims : v.tensor.dims;
+  dims[axis] = end - start;
+  if (!v.filled) {
+    const HostTensor &t = x.tensor;
+    int64_t outer = 1, inner = static_cast<int64_t>(element_size(t.elem_type));
+    for (int64_t k = 0; k < axis; ++k) outer *= t.dims[k];
+    for (size_t k = axis + 1; k < t.dims.size(); ++k) inner *= t.dims[k];
+    v.tensor.bytes.clear();
+    for (int64_t o = 0; o < outer; ++o) {
+      v.tensor.bytes.append(t.bytes, static_cast<size_t>((o * t.dims[axis] + start) * inner),
+                            static_cast<size_t>((end - start) * inner));
+    }
+    if (x.batch_sized) {  // a slice of a shape: does it still hold the batch size?
+      v.batch_sized = false;
+      for (int64_t d : v.tensor.ints()) v.batch_sized = v.batch_sized || d == kBatchSize;
+    }
+  }
+  im.set_value(im.node().output(0), std::move(v));
+}
+
 void slice(Importer &im) {
   im.check_outputs(1);
   im.accept_moved_batch();
-  const Value &x = im.runtime_input(0);
+  const Value &x = im.input(0);
   std::vector<int64_t> starts, ends, axes, steps;
   if (im.opset() < 10) {
     im.check_attrs({"starts", "ends", "axes"});
@@ -38,12 +62,23 @@ void slice(Importer &im) {
   if (axes.size() != 1) im.corrupt("axes has ", axes.size(), " values for ", starts.size(), " starts");
   for (int64_t s : steps)
     if (s != 1) im.unsupported("step ", s, " is not supported (1)");
-  int32_t dim = im.example_axis(x, axes[0]);
+  int64_t axis = axes[0];
+  if (x.constant) {
+    int64_t rank = static_cast<int64_t>(im.onnx_dims(x).size());
+    if (axis < -rank || axis >= rank) im.corrupt("axis ", axis, " is out of range for rank ", rank);
+    if (axis < 0) axis += rank;
+  }
+  int32_t dim = x.constant ? static_cast<int32_t>(axis) : im.example_axis(im.runtime_input(0), axis);
   // ONNX clamps starts and ends to the dim (negative ones count from its end).
-  int64_t size = x.shape[dim];
+  int64_t size = x.constant ? im.onnx_dims(x)[dim] : x.shape[dim];
+  if (size == kBatchSize) im.unsupported("it slices the batch dim");
   auto clamp = [size](int64_t v) { return std::min(std::max(v < 0 ? v + size : v, int64_t(0)), size); };
   int64_t start = clamp(starts[0]), end = clamp(ends[0]);
   if (end <= start) im.unsupported("the slice ", starts[0], "..", ends[0], " of a dim of ", size, " is empty");
+  if (x.constant) {
+    fold(im, x, dim, start, end);
+    return;
+  }
   const std::string &out = im.node().output(0);
   if (start == 0 && end == size) im.alias(out, im.node().input(0));
   else im.emit("slice", {{"axis", dim}, {"start", start}, {"length", end - start}}, {im.node().input(0)}, {}, out);
