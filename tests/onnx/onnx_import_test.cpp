@@ -511,6 +511,9 @@ TEST(OnnxImport, LstmAsTorchExportsIt) {
   nnrt_model *out = nullptr;
   EXPECT_EQ(import_model(lstm(), R"({"batch": false, "batch_axis": 1})", &out), NNRT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(nnrt_last_error()).find("batch_axis"), std::string::npos) << nnrt_last_error();
+  EXPECT_EQ(import_model(lstm(), R"({"batch_axis": 3})", &out), NNRT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nnrt_last_error()).find("options.batch_axis 3: input 'x' has 3 dims"), std::string::npos)
+      << nnrt_last_error();
 }
 
 // The statuses that reach a user through the path form of import and through export.

@@ -310,8 +310,9 @@ void Importer::translate_graph() {
   }
   if (options_.batch) {
     if (static_cast<int32_t>(dims.size()) <= options_.batch_axis) {
-      fail(NNRT_ERR_UNSUPPORTED, "input '", in->name(), "' has ", dims.size(), " dims; its dim ", options_.batch_axis,
-           " cannot be the batch");
+      if (dims.empty()) fail(NNRT_ERR_UNSUPPORTED, "input '", in->name(), "' is a scalar; its dim 0 cannot be the batch");
+      fail(NNRT_ERR_INVALID_ARGUMENT, "options.batch_axis ", options_.batch_axis, ": input '", in->name(), "' has ",
+           dims.size(), " dims");
     }
     dims.erase(dims.begin() + options_.batch_axis);
   }
