@@ -61,7 +61,7 @@ func (c *Context) LoadModel(path string) (*Model, error) {
 
 // ImportONNX imports an ONNX model (a .onnx file, opsets 7 to 17) as an nnrt graph model.
 // options is nil for the defaults, or JSON text (or a map) with "batch" (true: ONNX dim 0 is the
-// batch), "input" (the example shape, for symbolic dims) and "loss" (the final Gemm becomes an
+// batch), "batch_axis" (another ONNX dim that is, e.g. 1 for a time-major [T, N, F] input), "input" (the example shape, for symbolic dims) and "loss" (the final Gemm becomes an
 // output layer, so that the model trains). An op nnrt cannot run is ErrUnsupported naming the
 // node, op type and opset; a malformed file ErrCorrupt.
 func (c *Context) ImportONNX(path string, options any) (*Model, error) {

@@ -356,7 +356,8 @@ NNRT_API nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_arr
 **   add          (no keys; two or more inputs of one shape);  concat  "axis" (0: the first
 **                per-example dim)
 **   embedding    "vocab" (rows), "units" (columns), "init" (default normal(0, 1)); input: indices
-**   lstm         "units", "return_sequences" (false); input [time, features]
+**   lstm         "units", "return_sequences" (false); input [time, features] -> [time, units] or
+**                [units] (or [..., time, features]: several sequences per example, each run alone)
 **   output       "units", "loss" (required: nll / cross_entropy, mse, l1, bce), "activation"
 **                (default softmax), "init", "bias"
 **   binary       "op" (add, sub, mul, div, or matmul: [..., M, K] x [..., K, N] per example),
@@ -367,6 +368,7 @@ NNRT_API nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_arr
 **   reduce       "op" (sum, mean), "axes" (per-example dims; default all), "keepdims" (true)
 **   softmax      "axis" (-1), "log" (false), "flatten" (false: over all dims from axis on)
 **   transpose    "perm" (a permutation of the per-example dims)
+**   slice        "axis" (a per-example dim), "start", "length" (1): those entries along the axis
 **
 ** Activations: identity, relu, leaky_relu, elu, gelu, sigmoid, tanh, softmax, log_softmax.
 ** Initialisers ("init"): xavier, xavier_uniform, he (or relu), lecun, normal, uniform, zeros,
@@ -396,11 +398,21 @@ NNRT_API nnrt_status nnrt_model_load(nnrt_context *ctx, const char *path, nnrt_m
 /* Imports an ONNX model (a .onnx file: an onnx.ModelProto, opsets 7 to 17) as an nnrt graph
 ** model on the context's backend: each ONNX node becomes nnrt layers of the kinds above (Conv ->
 ** conv2d, ConvTranspose -> conv2d_transpose, Gemm/MatMul with constant weights -> dense, other
-** MatMul -> binary matmul, LSTM (batch-first: layout 1; forward, from a zero state) -> lstm,
-** Add/Sub/Mul/Div -> binary, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, BatchNormalization, Relu, LeakyRelu, Elu, Sigmoid,
-** Tanh, Softmax, LogSoftmax, Clip, ReduceMean, ReduceSum, Flatten, Reshape, Transpose, Concat,
-** Dropout, Identity, Constant, Gather of a constant table -> embedding) and the initializers become
-** its parameters. The model predicts, evaluates, saves and, given a loss, trains like one built
+** MatMul -> binary matmul, LSTM -> lstm, Add/Sub/Mul/Div -> binary, MaxPool, AveragePool,
+** GlobalAveragePool, GlobalMaxPool, BatchNormalization, Relu, LeakyRelu, Elu, Sigmoid, Tanh,
+** Softmax, LogSoftmax, Clip, ReduceMean, ReduceSum, Flatten, Reshape, Transpose, Concat, Dropout,
+** Identity, Constant, Gather of a constant table -> embedding, Gather of one index or Slice (one
+** axis, step 1) of a computed value -> slice) and the initializers become its parameters. Shape,
+** ConstantOfShape, Expand (of one value), and Gather, Concat, Slice, Squeeze, Unsqueeze of
+** constants are folded on the shapes the import knows, the batch size staying a run-time value:
+** what torch.onnx.export writes for an RNN's zero state (sliced per layer when stacked). An LSTM must run forward from a zero state,
+** without peepholes, clip or other activations, every sequence its full length, one of Y and Y_h
+** read (not Y_c); layout 1 (batch-first) maps straight on, layout 0 (time-major X [T, N, F]) when
+** X's batch is its dim 1: after a Transpose from a batch-first value (as torch.onnx.export writes
+** a batch_first nn.LSTM), or from a time-major input imported with "batch_axis": 1. Transposes
+** that move the batch cost nothing: nnrt keeps it in dim 0 and notes where ONNX has it; only
+** elementwise ops, MatMul by a constant matrix, Squeeze, Unsqueeze, Transpose, Gather, Slice and
+** LSTM read such values, and the graph's output must have the batch in dim 0. The model predicts, evaluates, saves and, given a loss, trains like one built
 ** from JSON. External data files are read from the model's folder.
 ** ONNX is parsed by the converter plugin libnnrt-onnx.so (it carries protobuf, so that libnnrt
 ** does not), searched for in the plugin folders as backends are and loaded on the first import or
@@ -409,7 +421,11 @@ NNRT_API nnrt_status nnrt_model_load(nnrt_context *ctx, const char *path, nnrt_m
 ** The graph must have one input that is not an initializer (float, or integer indices that only a
 ** Gather reads) and one output. `options_json` may be NULL, or a JSON object with:
 **   "batch"  (true): dim 0 of the ONNX input is the batch, of any size; false: the ONNX input is
-**            one example and nnrt adds the batch dim in front (ops may then act on ONNX's dim 0).
+**            one example and nnrt adds the batch dim in front (ops may then act on ONNX's dim 0;
+**            an LSTM's batch is then a dim of the example).
+**   "batch_axis"  (0): with a batch, the ONNX input's dim that holds it, e.g. 1 for a time-major
+**            input [T, N, F] (PyTorch's nn.LSTM without batch_first); the nnrt model takes the
+**            input with that dim first ([N, T, F]), the others in order.
 **   "input"  the per-example input shape, for an input declared with symbolic dims.
 **   "loss"   (nll, cross_entropy, mse, l1, bce): the model must end in a Gemm/MatMul (maybe
 **            followed by Softmax or LogSoftmax), which becomes an output layer with that loss, so
@@ -442,8 +458,12 @@ NNRT_API nnrt_status nnrt_model_import_onnx_memory(nnrt_context *ctx, const void
 ** activation, ...), the parameters as float initializers in PyTorch's layouts, the input "input"
 ** and output "output" with a symbolic batch dim "N". What it writes passes onnx.checker and runs in
 ** ONNX Runtime; nnrt_model_import_onnx reads it back. The write is atomic as nnrt_model_save's.
+** An lstm becomes an ONNX LSTM of layout 0 between Transposes, as torch.onnx.export writes it
+** (ONNX Runtime refuses layout 1), its gates reordered to ONNX's i, o, f, c, giving Y or Y_h as
+** return_sequences says; a slice becomes a Slice.
 ** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments; NNRT_ERR_UNSUPPORTED for a
-** layer kind with no ONNX form here (lstm; the message names the layer) and when the converter
+** layer with no ONNX form here (an lstm over examples [..., T, F] with several sequences each; the
+** message names the layer) and when the converter
 ** plugin is missing (as nnrt_model_import_onnx); NNRT_ERR_IO when the file cannot be written;
 ** NNRT_ERR_OUT_OF_MEMORY. */
 NNRT_API nnrt_status nnrt_model_export_onnx(const nnrt_model *m, const char *path);

@@ -41,7 +41,7 @@ void register_onnx(CLI::App &app) {
   imp->add_option("model", fi->input, "The ONNX model (.onnx)")->required()->check(CLI::ExistingFile);
   imp->add_option("-o,--output", fi->output, "The nnrt model to write (.safetensors)")->required();
   imp->add_option("--options", fi->options,
-                  "Import options, JSON inline or a file: {\"batch\": true, \"input\": [...], \"loss\": \"nll\"}");
+                  "Import options, JSON inline or a file: {\"batch\": true, \"batch_axis\": 0, \"input\": [...], \"loss\": \"nll\"}");
   add_context_flags(imp, &fi->context);
   imp->callback([fi] { run_import(*fi); });
 

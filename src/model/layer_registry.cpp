@@ -28,6 +28,7 @@ std::unique_ptr<Layer> make_clip(JsonReader &config);
 std::unique_ptr<Layer> make_reduce(JsonReader &config);
 std::unique_ptr<Layer> make_softmax(JsonReader &config);
 std::unique_ptr<Layer> make_transpose(JsonReader &config);
+std::unique_ptr<Layer> make_slice(JsonReader &config);
 
 std::unique_ptr<Layer> make_layer(const std::string &type, JsonReader &config) {
   static const std::map<std::string, LayerFactory> factories = {
@@ -53,6 +54,7 @@ std::unique_ptr<Layer> make_layer(const std::string &type, JsonReader &config) {
       {"reduce", make_reduce},
       {"softmax", make_softmax},
       {"transpose", make_transpose},
+      {"slice", make_slice},
   };
   auto it = factories.find(type);
   if (it == factories.end()) {

@@ -1,6 +1,7 @@
 """nnrt -> ONNX: nnrt's own LeNet (examples/lenet.json), a graph model (residual add, batched
-matmul, concat, batchnorm, global pooling, dropout) and a decoder (transposed convolutions)
-exported with nnrt_model_export_onnx, then checked by a peer:
+matmul, concat, batchnorm, global pooling, dropout), a decoder (transposed convolutions) and a
+sequence model (stacked LSTMs, every step's output and the last, a slice) exported with
+nnrt_model_export_onnx, then checked by a peer:
 
   checker      onnx.checker.check_model(full_check=True) (with shape inference) accepts the file,
                which declares opset 17 and a symbolic batch dim; nnrt imports it back and gives
@@ -85,6 +86,20 @@ DECODER = {
 DECODER_UNGROUPED = json.loads(json.dumps(DECODER))
 del DECODER_UNGROUPED["layers"][2]["groups"]
 
+# LSTMs: every step (return_sequences) into a slice of the last step and into a second LSTM's last
+# hidden state, both into the output layer.
+SEQUENCE = {
+    "input": [6, 4], "seed": 3,
+    "nodes": [
+        {"name": "steps", "type": "lstm", "inputs": ["input"], "units": 5, "return_sequences": True},
+        {"name": "last", "type": "slice", "inputs": ["steps"], "axis": 0, "start": 5},
+        {"name": "flat", "type": "flatten", "inputs": ["last"]},
+        {"name": "summary", "type": "lstm", "inputs": ["steps"], "units": 3},
+        {"name": "cat", "type": "concat", "inputs": ["flat", "summary"], "axis": 0},
+        {"name": "out", "type": "output", "inputs": ["cat"], "units": 2, "loss": "nll"},
+    ],
+}
+
 
 def main():
     nnrt = Nnrt(lib_path)
@@ -92,7 +107,8 @@ def main():
     ok = True
     with tempfile.TemporaryDirectory() as work:
         for name, config in (("lenet", open(lenet_path).read()), ("graph", json.dumps(GRAPH)),
-                             ("decoder", json.dumps(DECODER_UNGROUPED if mode == "reference" else DECODER))):
+                             ("decoder", json.dumps(DECODER_UNGROUPED if mode == "reference" else DECODER)),
+                             ("sequence", json.dumps(SEQUENCE))):
             model = nnrt.create(config)
             path = os.path.join(work, name + ".onnx")
             nnrt.export_onnx(model, path)

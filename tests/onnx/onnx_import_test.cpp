@@ -28,13 +28,19 @@ struct Dir {
 
 void write(const std::string &path, const std::string &bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 
-onnx::TensorProto floats(const std::string &name, std::vector<int64_t> dims, std::vector<float> v) {
+// A tensor of `type` holding the values `v` as raw data.
+template <class T>
+onnx::TensorProto tensor(const std::string &name, int32_t type, const std::vector<int64_t> &dims, const std::vector<T> &v) {
   onnx::TensorProto t;
   t.set_name(name);
-  t.set_data_type(onnx::TensorProto::FLOAT);
+  t.set_data_type(type);
   for (int64_t d : dims) t.add_dims(d);
-  t.set_raw_data(v.data(), v.size() * sizeof(float));
+  t.set_raw_data(v.data(), v.size() * sizeof(T));
   return t;
+}
+
+onnx::TensorProto floats(const std::string &name, std::vector<int64_t> dims, std::vector<float> v) {
+  return tensor(name, onnx::TensorProto::FLOAT, dims, v);
 }
 
 void set_input(onnx::ValueInfoProto &v, const std::string &name, std::vector<int64_t> dims) {
@@ -92,10 +98,10 @@ nnrt_status import(Context &c, const onnx::ModelProto &m, std::string *msg = nul
   return s;
 }
 
-std::vector<float> predict(nnrt_model *m, nnrt_context *ctx, const std::vector<float> &x, int64_t n, int64_t f) {
-  int64_t shape[2] = {n, f};
+std::vector<float> predict(nnrt_model *m, nnrt_context *ctx, const std::vector<float> &x, std::vector<int64_t> shape) {
   nnrt_array *a = nullptr, *y = nullptr;
-  EXPECT_EQ(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 2, shape, x.data(), x.size() * 4, &a), NNRT_OK);
+  EXPECT_EQ(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, static_cast<int32_t>(shape.size()), shape.data(), x.data(),
+                                 x.size() * 4, &a), NNRT_OK);
   EXPECT_EQ(nnrt_model_predict(m, a, &y), NNRT_OK) << nnrt_last_error();
   size_t nbytes = 0;
   nnrt_array_nbytes(y, &nbytes);
@@ -114,7 +120,7 @@ TEST(OnnxImport, MlpPredictsWhatTheGraphComputes) {
   nnrt_model *m = nullptr;
   ASSERT_EQ(nnrt_model_import_onnx(c.ctx, path.c_str(), nullptr, &m), NNRT_OK) << nnrt_last_error();
   std::vector<float> x = {1, 2, 3, 4, -1, 0.5f, 2, -3};
-  std::vector<float> y = predict(m, c.ctx, x, 2, 4);
+  std::vector<float> y = predict(m, c.ctx, x, {2, 4});
   // By hand: h = relu(x W^T + b), z = h W2^T, y = softmax(z).
   const float W[3][4] = {{0.1f, -0.2f, 0.3f, 0.4f}, {-0.5f, 0.6f, 0.7f, -0.8f}, {0.9f, 1.0f, -1.1f, 1.2f}};
   const float b[3] = {0.01f, 0.02f, -0.03f}, W2[2][3] = {{0.5f, -0.5f, 0.25f}, {-0.25f, 0.75f, 1.0f}};
@@ -137,8 +143,8 @@ TEST(OnnxImport, MlpPredictsWhatTheGraphComputes) {
   nnrt_model *loaded = nullptr, *again = nullptr;
   ASSERT_EQ(nnrt_model_load(c.ctx, st.c_str(), &loaded), NNRT_OK) << nnrt_last_error();
   ASSERT_EQ(nnrt_model_import_onnx(c.ctx, ox.c_str(), nullptr, &again), NNRT_OK) << nnrt_last_error();
-  EXPECT_EQ(predict(loaded, c.ctx, x, 2, 4), y);
-  std::vector<float> y2 = predict(again, c.ctx, x, 2, 4);
+  EXPECT_EQ(predict(loaded, c.ctx, x, {2, 4}), y);
+  std::vector<float> y2 = predict(again, c.ctx, x, {2, 4});
   for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y2[i], y[i], 1e-6);
   nnrt_model_release(loaded);
   nnrt_model_release(again);
@@ -420,6 +426,96 @@ TEST(OnnxImport, LstmRefusesWhatNnrtsLayerDoesNotCompute) {
   EXPECT_NE(msg.find("W is [1, 8, 3], expected [1, 8, 2]"), std::string::npos) << msg;
 }
 
+onnx::TensorProto int64s(const std::string &name, std::vector<int64_t> dims, std::vector<int64_t> v) {
+  return tensor(name, onnx::TensorProto::INT64, dims, v);
+}
+
+// lstm()'s LSTM as torch.onnx.export writes a batch_first nn.LSTM: layout 0 between Transposes,
+// the zero state ConstantOfShape(Concat([1], Unsqueeze(Gather(Shape(x), 0)), [2])), Y's directions
+// dim squeezed, then the last step (Gather on the time axis): y [N, 2].
+onnx::ModelProto torch_lstm(float h0_value = 0) {
+  onnx::ModelProto m = lstm();
+  onnx::GraphProto &g = *m.mutable_graph();
+  g.clear_node();
+  g.clear_output();
+  *g.add_initializer() = int64s("zero", {}, {0});
+  *g.add_initializer() = int64s("axes0", {1}, {0});
+  *g.add_initializer() = int64s("axes1", {1}, {1});
+  *g.add_initializer() = int64s("one", {1}, {1});
+  *g.add_initializer() = int64s("hidden", {1}, {2});
+  *g.add_initializer() = int64s("last", {}, {-1});
+  node(g, "Shape", {"x"}, "shape");
+  node(g, "Gather", {"shape", "zero"}, "batch");
+  node(g, "Unsqueeze", {"batch", "axes0"}, "batch1");
+  auto *axis = node(g, "Concat", {"one", "batch1", "hidden"}, "h0_shape").add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(0);
+  auto *value = node(g, "ConstantOfShape", {"h0_shape"}, "h0").add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  *value->mutable_t() = floats("", {1}, {h0_value});
+  auto *perm = node(g, "Transpose", {"x"}, "xt").add_attribute();
+  perm->set_name("perm");
+  perm->set_type(onnx::AttributeProto::INTS);
+  for (int64_t p : {1, 0, 2}) perm->add_ints(p);
+  onnx::NodeProto &l = node(g, "LSTM", {"xt", "W", "R", "", "", "h0", "h0"}, "Y");
+  l.set_name("rnn");
+  auto *hidden = l.add_attribute();
+  hidden->set_name("hidden_size");
+  hidden->set_type(onnx::AttributeProto::INT);
+  hidden->set_i(2);
+  node(g, "Squeeze", {"Y", "axes1"}, "ys");
+  *node(g, "Transpose", {"ys"}, "yb").add_attribute() = *perm;
+  auto *gather_axis = node(g, "Gather", {"yb", "last"}, "y").add_attribute();
+  *gather_axis = *axis;
+  gather_axis->set_i(1);
+  set_input(*g.add_output(), "y", {2});
+  return m;
+}
+
+TEST(OnnxImport, LstmAsTorchExportsIt) {
+  Context c;
+  auto import_model = [&c](const onnx::ModelProto &m, const char *options, nnrt_model **out) {
+    std::string bytes = m.SerializeAsString();
+    return nnrt_model_import_onnx_memory(c.ctx, bytes.data(), bytes.size(), options, out);
+  };
+  nnrt_model *torch_form = nullptr, *layout1 = nullptr;
+  ASSERT_EQ(import_model(torch_lstm(), nullptr, &torch_form), NNRT_OK) << nnrt_last_error();
+  ASSERT_EQ(import_model(lstm(), nullptr, &layout1), NNRT_OK) << nnrt_last_error();
+  std::vector<float> x = {0.5f, -1, 2, 0.25f, -0.5f, 1, 1.5f, 0, -2, 0.75f, 1, -1};
+  EXPECT_EQ(predict(torch_form, c.ctx, x, {2, 3, 2}), predict(layout1, c.ctx, x, {2, 3, 2}));
+  nnrt_model_release(torch_form);
+  nnrt_model_release(layout1);
+
+  std::string msg;
+  // A state filled with another value is not nnrt's zero state.
+  EXPECT_EQ(import(c, torch_lstm(1.0f), &msg), NNRT_ERR_UNSUPPORTED);
+  EXPECT_NE(msg.find("'rnn' (LSTM, opset 14): initial_h is not all zeros"), std::string::npos) << msg;
+  // Without the Transpose back and the Gather, the graph's output Y [T, N, H] has the batch in dim 1.
+  onnx::ModelProto m = torch_lstm();
+  for (int k : {2, 1}) {
+    onnx::NodeProto &n = *m.mutable_graph()->mutable_node(m.graph().node_size() - k);
+    n.set_op_type("Identity");
+    n.clear_attribute();
+    n.mutable_input()->RemoveLast();
+    if (k == 2) n.add_input("ys");
+  }
+  EXPECT_EQ(import(c, m, &msg), NNRT_ERR_UNSUPPORTED);
+  EXPECT_NE(msg.find("the batch in ONNX dim 1"), std::string::npos) << msg;
+  // The batch's own ONNX dim cannot be sliced, and batch_axis needs a batch.
+  m = torch_lstm();
+  m.mutable_graph()->mutable_node(m.mutable_graph()->node_size() - 1)->mutable_attribute(0)->set_i(0);
+  EXPECT_EQ(import(c, m, &msg), NNRT_ERR_UNSUPPORTED);
+  EXPECT_NE(msg.find("the batch dim"), std::string::npos) << msg;
+  nnrt_model *out = nullptr;
+  EXPECT_EQ(import_model(lstm(), R"({"batch": false, "batch_axis": 1})", &out), NNRT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nnrt_last_error()).find("batch_axis"), std::string::npos) << nnrt_last_error();
+  EXPECT_EQ(import_model(lstm(), R"({"batch_axis": 3})", &out), NNRT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nnrt_last_error()).find("options.batch_axis 3: input 'x' has 3 dims"), std::string::npos)
+      << nnrt_last_error();
+}
+
 // The statuses that reach a user through the path form of import and through export.
 TEST(OnnxImport, StatusesThroughThePathAndExport) {
   Context c;
@@ -438,14 +534,16 @@ TEST(OnnxImport, StatusesThroughThePathAndExport) {
   write(m);
   EXPECT_EQ(nnrt_model_import_onnx(c.ctx, path.c_str(), nullptr, &out), NNRT_ERR_SHAPE) << nnrt_last_error();
   EXPECT_EQ(out, nullptr);
-  // Export: a folder that does not exist, and an lstm, which has no ONNX form here.
+  // Export: a folder that does not exist, and an lstm over examples [B, T, F], which has no ONNX
+  // form here.
   write(mlp());
   ASSERT_EQ(nnrt_model_import_onnx(c.ctx, path.c_str(), nullptr, &out), NNRT_OK) << nnrt_last_error();
   EXPECT_EQ(nnrt_model_export_onnx(out, "/nonexistent/folder/model.onnx"), NNRT_ERR_IO) << nnrt_last_error();
   nnrt_model_release(out);
   out = nullptr;
-  ASSERT_EQ(nnrt_model_create(c.ctx, R"({"input": [5], "layers": [{"type": "embedding", "vocab": 6, "units": 3},
-      {"type": "lstm", "units": 2}, {"type": "output", "units": 2, "loss": "nll"}]})", &out), NNRT_OK) << nnrt_last_error();
+  ASSERT_EQ(nnrt_model_create(c.ctx, R"({"input": [2, 5, 3], "layers": [
+      {"type": "lstm", "units": 2}, {"type": "flatten"}, {"type": "output", "units": 2, "loss": "nll"}]})", &out), NNRT_OK)
+      << nnrt_last_error();
   EXPECT_EQ(nnrt_model_export_onnx(out, (std::string(dir) + "/lstm.onnx").c_str()), NNRT_ERR_UNSUPPORTED) << nnrt_last_error();
   nnrt_model_release(out);
   std::remove(path.c_str());

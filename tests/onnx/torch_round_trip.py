@@ -1,6 +1,8 @@
 """PyTorch -> ONNX -> nnrt: the LeNet of examples/lenet.json, a small residual network and an
 upsampler (transposed convolutions), exported with torch.onnx.export (dynamic batch), imported
-into nnrt, give PyTorch's outputs to 1e-4; so does an ONNX LSTM holding an nn.LSTM's weights.
+into nnrt, give PyTorch's outputs to 1e-4; so do nn.LSTM models exported the same way
+(batch_first and time-major: torch writes a layout-0 LSTM, Transposes around it and a zero state
+computed from Shape), and an ONNX LSTM of layout 1 written by hand.
 Exits 77 (skipped) without torch, onnx or numpy.
 
 Usage: torch_round_trip.py <libnnrt.so> <examples/lenet.json>"""
@@ -80,6 +82,16 @@ class Upsampler(nn.Module):
         return self.fc(torch.flatten(torch.sigmoid(x), 1))
 
 
+def matches(name, batch, got, want):
+    """Prints the largest difference; False (and says so) beyond 1e-4 or for another shape."""
+    diff = float(np.max(np.abs(got - want))) if got.shape == want.shape else float("inf")
+    print("%s, batch %d: output %s, max |nnrt - torch| = %.3g" % (name, batch, list(got.shape), diff))
+    if diff > 1e-4:
+        print("FAIL: %s differs from PyTorch" % name)
+        return False
+    return True
+
+
 def check(nnrt, name, net, example, work):
     torch.manual_seed(0)
     net.eval()
@@ -98,20 +110,64 @@ def check(nnrt, name, net, example, work):
         x = torch.randn([batch] + example)
         with torch.no_grad():
             want = net(x).numpy()
-        got = nnrt.predict(model, x.numpy())
-        diff = float(np.max(np.abs(got - want)))
-        print("%s, batch %d: output %s, max |nnrt - torch| = %.3g" % (name, batch, list(got.shape), diff))
-        if got.shape != want.shape or diff > 1e-4:
-            print("FAIL: %s differs from PyTorch" % name)
+        if not matches(name, batch, nnrt.predict(model, x.numpy()), want):
             return False
     nnrt.release(model)
     return True
 
 
+class Recurrent(nn.Module):
+    """Linear -> nn.LSTM (of `layers` layers) -> the last step (y[:, -1], y[-1], or h_n[-1]) or every
+    step -> Linear."""
+
+    def __init__(self, batch_first, last, layers=1):
+        super().__init__()
+        self.batch_first, self.last = batch_first, last
+        self.embed = nn.Linear(3, 4)
+        self.lstm = nn.LSTM(4, 5, num_layers=layers, batch_first=batch_first)
+        self.fc = nn.Linear(5, 2)
+        with torch.no_grad():
+            for p in self.lstm.parameters():  # larger than the default init, so every gate's order shows
+                p.uniform_(-0.8, 0.8)
+
+    def forward(self, x):
+        y, (h, _) = self.lstm(torch.tanh(self.embed(x)))
+        if self.last == "h":
+            return self.fc(h[-1])
+        if self.last == "y":
+            return self.fc(y[:, -1] if self.batch_first else y[-1])
+        return self.fc(y)  # every step
+
+
+def check_torch_lstm(nnrt, work):
+    """nn.LSTM exported by torch.onnx.export: batch-first input [N, T, F] imported as it is; a
+    time-major one [T, N, F] imported with {"batch_axis": 1}, nnrt then taking [N, T, F]. Stacked
+    layers slice the zero state per layer."""
+    ok = True
+    for batch_first, last, layers in ((True, "y", 1), (True, "h", 1), (True, "all", 1), (False, "y", 1), (False, "h", 1),
+                                      (True, "y", 2), (False, "y", 2)):
+        torch.manual_seed(2)
+        net = Recurrent(batch_first, last, layers).eval()
+        batch_dim = 0 if batch_first else 1
+        example = torch.randn([2, 6, 3] if batch_first else [6, 2, 3])
+        path = os.path.join(work, "recurrent.onnx")
+        torch.onnx.export(net, example, path, input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {batch_dim: "batch"}, "y": {0: "batch"}}, opset_version=14)
+        name = "torch lstm (batch_first=%s, %s, %d layers)" % (batch_first, last, layers)
+        model = nnrt.import_onnx(path, None if batch_first else '{"batch_axis": 1}')
+        for batch in (1, 7):
+            x = torch.randn(batch, 6, 3)  # nnrt's input: the batch first
+            with torch.no_grad():
+                want = net(x if batch_first else x.transpose(0, 1)).numpy()
+            ok &= matches(name, batch, nnrt.predict(model, x.numpy()), want)
+        nnrt.release(model)
+    return ok
+
+
 def lstm_onnx(lstm, head, path, sequences):
     """nn.LSTM (batch_first) written as ONNX by hand: an LSTM node with layout 1 (torch.onnx.export
-    writes layout 0 between Transposes, with zero initial states computed from Shape at run time,
-    which nnrt does not import), its weights in ONNX's gate order i, o, f, c. With `sequences` the
+    writes layout 0 between Transposes, checked by check_torch_lstm), its weights in ONNX's gate
+    order i, o, f, c. With `sequences` the
     graph gives Y [N, T, 1, H], else the last hidden state through `head` (a Linear)."""
     from onnx import TensorProto, helper, numpy_helper
 
@@ -156,13 +212,8 @@ def check_lstm(nnrt, work):
             with torch.no_grad():
                 y, (h, _) = lstm(x)
                 want = (y.unsqueeze(2) if sequences else head(h[0])).numpy()
-            got = nnrt.predict(model, x.numpy())
-            diff = float(np.max(np.abs(got - want)))
             name = "lstm (Y)" if sequences else "lstm (Y_h, Linear)"
-            print("%s, batch %d: output %s, max |nnrt - torch| = %.3g" % (name, batch, list(got.shape), diff))
-            if got.shape != want.shape or diff > 1e-4:
-                print("FAIL: %s differs from PyTorch" % name)
-                ok = False
+            ok &= matches(name, batch, nnrt.predict(model, x.numpy()), want)
         nnrt.release(model)
     return ok
 
@@ -176,6 +227,7 @@ def main():
         ok &= check(nnrt, "residual", Residual(), [3, 12, 12], work)
         ok &= check(nnrt, "upsampler", Upsampler(), [3, 13, 13], work)
         ok &= check_lstm(nnrt, work)
+        ok &= check_torch_lstm(nnrt, work)
     sys.exit(0 if ok else 1)
 
 

@@ -42,7 +42,8 @@ namespace Nnrt
         }
 
         /// <summary>Imports an ONNX model (a .onnx file, opsets 7 to 17) as an nnrt graph model. optionsJson
-        /// is null for the defaults or a JSON object with "batch" (true: ONNX dim 0 is the batch), "input"
+        /// is null for the defaults or a JSON object with "batch" (true: ONNX dim 0 is the batch),
+        /// "batch_axis" (another ONNX dim that is, e.g. 1 for a time-major [T, N, F] input), "input"
         /// (the example shape, for symbolic dims) and "loss" (the final Gemm becomes an output layer, so
         /// that the model trains).</summary>
         /// <exception cref="NnrtException">Unsupported naming the node, op type and opset; Corrupt for a

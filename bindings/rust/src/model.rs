@@ -52,6 +52,7 @@ impl Model {
 
     /// Imports an ONNX model (a `.onnx` file, opsets 7 to 17) as an nnrt graph model. `options_json`
     /// is `""` for the defaults or a JSON object: `"batch"` (true: ONNX dim 0 is the batch),
+    /// `"batch_axis"` (another ONNX dim that is, e.g. 1 for a time-major `[T, N, F]` input),
     /// `"input"` (the example shape, for symbolic dims), `"loss"` (makes the final Gemm an output
     /// layer so that the model trains). An op nnrt cannot run is
     /// [`Status::Unsupported`](crate::Status::Unsupported) naming the node, op type and opset; a

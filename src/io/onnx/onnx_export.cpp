@@ -97,15 +97,19 @@ class Writer {
     a.set_type(AttributeProto::INTS);
     for (int64_t x : v) a.add_ints(x);
   }
-  // A float initializer holding a parameter's current value.
-  std::string param(const std::string &name) {
+  // A parameter's current value.
+  std::vector<float> values_of(const std::string &name) {
     auto it = m_.params.find(name);
     if (it == m_.params.end()) fail(NNRT_ERR_INTERNAL, "ONNX export: the model has no parameter ", name);
     std::vector<float> values(static_cast<size_t>(it->second.numel()));
     char message[NNRT_ONNX_MESSAGE_SIZE] = "";
     nnrt_status st = host_.read_param(host_.self, name.c_str(), values.data(), values.size(), message, sizeof message);
     if (st != NNRT_OK) fail(st, "ONNX export: ", message);
-    write_tensor(*graph_->add_initializer(), name, it->second.vec(), values);
+    return values;
+  }
+  // A float initializer holding a parameter's current value.
+  std::string param(const std::string &name) {
+    write_tensor(*graph_->add_initializer(), name, m_.params.at(name).vec(), values_of(name));
     return name;
   }
   std::string scalar(const std::string &name, float v) {
@@ -117,6 +121,9 @@ class Writer {
     return name;
   }
 
+  // An lstm as an ONNX LSTM (time-major, between Transposes), and a slice as a Slice.
+  void lstm(const ExportNode &node, const Shape &in_shape, const std::string &x, const std::string &out);
+  void slice(const ExportNode &node, const std::string &x, const std::string &out);
   // Emits the activation `name` (with alpha) on x; returns the output's name.
   std::string activation(const std::string &name, double alpha, const std::string &x, const std::string &out);
   void layer(const ExportNode &node, const std::vector<std::string> &in, const std::string &out);
@@ -261,6 +268,10 @@ void Writer::layer(const ExportNode &node, const std::vector<std::string> &in, c
     NodeProto &r = mean ? add("ReduceMean", {in[0]}, out) : add("ReduceSum", {in[0], ints(name + "/axes", axes)}, out);
     if (mean) set_ints(r, "axes", axes);
     set_int(r, "keepdims", a.value("keepdims", true) ? 1 : 0);
+  } else if (type == "lstm") {
+    lstm(node, in_shape, in[0], out);
+  } else if (type == "slice") {
+    slice(node, in[0], out);
   } else if (type == "transpose") {
     std::vector<int64_t> perm = {0};
     for (int64_t p : a["perm"].get<std::vector<int64_t>>()) perm.push_back(p + 1);
@@ -268,6 +279,59 @@ void Writer::layer(const ExportNode &node, const std::vector<std::string> &in, c
   } else {
     fail(NNRT_ERR_UNSUPPORTED, "ONNX export: ", node.where, " has no ONNX form here");
   }
+}
+
+// ONNX orders an LSTM's gate blocks i, o, f, c; nnrt, as PyTorch, i, f, c, o: ONNX's block k is
+// nnrt's block kNnrtBlock[k].
+constexpr int kNnrtBlock[4] = {0, 3, 1, 2};
+
+// The gate blocks of `values` ([4 * block] in nnrt's order) appended to `out` in ONNX's order.
+void append_in_onnx_order(const std::vector<float> &values, std::vector<float> &out) {
+  size_t block = values.size() / 4;
+  for (int k : kNnrtBlock) out.insert(out.end(), values.begin() + k * block, values.begin() + (k + 1) * block);
+}
+
+void Writer::lstm(const ExportNode &node, const Shape &in_shape, const std::string &x, const std::string &out) {
+  const std::string &name = node.name;
+  if (in_shape.rank != 2) {
+    fail(NNRT_ERR_UNSUPPORTED, "ONNX export: ", node.where, ": an lstm over examples ", to_string(in_shape),
+         " has no ONNX form here (only [time, features])");
+  }
+  int64_t hidden = node.attributes.value("units", int64_t(0)), steps = in_shape[0], features = in_shape[1];
+  bool sequences = node.attributes.value("return_sequences", false);
+  std::vector<float> w, r, b;
+  append_in_onnx_order(values_of(name + ".weight_ih_l0"), w);
+  append_in_onnx_order(values_of(name + ".weight_hh_l0"), r);
+  append_in_onnx_order(values_of(name + ".bias_ih_l0"), b);
+  append_in_onnx_order(values_of(name + ".bias_hh_l0"), b);
+  write_tensor(*graph_->add_initializer(), name + "/W", {1, 4 * hidden, features}, w);
+  write_tensor(*graph_->add_initializer(), name + "/R", {1, 4 * hidden, hidden}, r);
+  write_tensor(*graph_->add_initializer(), name + "/B", {1, 8 * hidden}, b);
+  // Layout 0 (time-major) between Transposes, as torch.onnx.export writes it: ONNX Runtime's LSTM
+  // kernels refuse layout 1 ("batchwise recurrent operations are not supported").
+  set_ints(add("Transpose", {x}, name + "/time_major"), "perm", {1, 0, 2});
+  std::string y = name + (sequences ? "/Y" : "/Y_h");
+  NodeProto &n = add("LSTM", {name + "/time_major", name + "/W", name + "/R", name + "/B"}, y);
+  if (!sequences) {
+    n.clear_output();
+    n.add_output("");
+    n.add_output(y);
+  }
+  set_int(n, "hidden_size", hidden);
+  if (sequences) {
+    // Y [T, 1, N, H] -> [N, T, 1, H] -> [N, T, H]
+    set_ints(add("Transpose", {y}, name + "/batch_first"), "perm", {2, 0, 1, 3});
+    add("Reshape", {name + "/batch_first", ints(name + "/shape", {0, steps, hidden})}, out);
+  } else {
+    add("Squeeze", {y, ints(name + "/axes", {0})}, out);  // Y_h [1, N, H] -> [N, H]
+  }
+}
+
+void Writer::slice(const ExportNode &node, const std::string &x, const std::string &out) {
+  const Json &a = node.attributes;
+  int64_t start = a.value("start", int64_t(0)), length = a.value("length", int64_t(1));
+  add("Slice", {x, ints(node.name + "/starts", {start}), ints(node.name + "/ends", {start + length}),
+                ints(node.name + "/axes", {a.value("axis", int64_t(0)) + 1})}, out);
 }
 
 void set_type(onnx::ValueInfoProto &v, const std::string &name, const Shape &example) {

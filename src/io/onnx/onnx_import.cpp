@@ -18,6 +18,8 @@ const std::map<std::string, Importer::Translator> &translators() {
     register_math_ops(t);
     register_shape_ops(t);
     register_recurrent_ops(t);
+    register_fold_ops(t);
+    register_slice_ops(t);
     return t;
   }();
   return table;
@@ -29,6 +31,8 @@ ImportOptions parse_import_options(const Json &options) {
   ImportOptions o;
   JsonReader r(options, "options");
   o.batch = r.get_bool("batch", true);
+  o.batch_axis = static_cast<int32_t>(r.get_int("batch_axis", 0, 0, NNRT_MAX_DIMS - 1));
+  if (!o.batch && o.batch_axis != 0) fail(NNRT_ERR_INVALID_ARGUMENT, "options.batch_axis: given with \"batch\": false");
   o.loss = r.get_string("loss", "");
   o.input = r.get_int_list("input", {});
   for (int64_t d : o.input) {
@@ -61,9 +65,18 @@ const Value &Importer::input(int i) const {
   return value(node_->input(i));
 }
 
-const HostTensor &Importer::constant_input(int i, const char *what) const {
+const Value &Importer::constant_value(int i, const char *what) const {
   const Value &v = input(i);
   if (!v.constant) unsupported(what, " (input ", i, ", \"", node_->input(i), "\") must be a constant (an initializer)");
+  return v;
+}
+
+const HostTensor &Importer::constant_input(int i, const char *what) const {
+  const Value &v = constant_value(i, what);
+  if (v.batch_sized || v.filled) {
+    unsupported(what, " (input ", i, ", \"", node_->input(i), "\") depends on the batch size, which nnrt knows only at "
+                "run time");
+  }
   return v.tensor;
 }
 
@@ -83,7 +96,21 @@ HostTensor Importer::take_constant(int i, const char *what) {
 const Value &Importer::runtime_input(int i) const {
   const Value &v = input(i);
   if (v.constant) unsupported("input ", i, " (\"", node_->input(i), "\") is a constant; nnrt needs it computed from the model input");
+  check_batch_axis(node_->input(i), v);
   return v;
+}
+
+void Importer::check_batch_axis(const std::string &name, const Value &v) const {
+  if (v.batch_axis == 0 || moved_batch_ok_) return;
+  unsupported("\"", name, "\" has the batch in ONNX dim ", v.batch_axis, " (moved there by a Transpose, or a time-major "
+              "input), and this op needs it in dim 0");
+}
+
+std::vector<int64_t> Importer::onnx_dims(const Value &v) const {
+  if (v.constant) return v.filled ? v.fill_dims : v.tensor.dims;
+  std::vector<int64_t> dims = v.shape.vec();
+  if (options_.batch) dims.insert(dims.begin() + v.batch_axis, kBatchSize);
+  return dims;
 }
 
 namespace {
@@ -162,6 +189,15 @@ int32_t Importer::example_axis(int64_t axis, int32_t onnx_rank) const {
   return static_cast<int32_t>(a);
 }
 
+int32_t Importer::example_axis(const Value &v, int64_t axis) const {
+  if (v.batch_axis == 0) return example_axis(axis, onnx_rank(v));
+  int32_t rank = onnx_rank(v);
+  if (axis < -rank || axis >= rank) corrupt("axis ", axis, " is out of range for rank ", rank);
+  int64_t a = axis < 0 ? axis + rank : axis;
+  if (a == v.batch_axis) unsupported("axis ", axis, " is the batch dim");
+  return static_cast<int32_t>(a < v.batch_axis ? a : a - 1);
+}
+
 Shape Importer::layer_shape(const std::string &type, const Json &attrs, const std::vector<Shape> &in_shapes) const {
   std::string text = attrs.dump();
   std::vector<const int64_t *> dims;
@@ -194,6 +230,7 @@ std::string Importer::emit(const std::string &type, Json attrs, const std::vecto
   for (const std::string &in : inputs) {
     const Value &v = value(in);
     if (v.constant) unsupported("input \"", in, "\" is a constant where nnrt needs a computed value");
+    check_batch_axis(in, v);
     if (v.node == "input" && integer_input_ && type != "embedding") {
       unsupported("the model's integer input feeds nnrt ", type, "; nnrt computes in floats and reads integers only as "
                   "embedding indices (Gather)");
@@ -220,6 +257,10 @@ std::string Importer::emit(const std::string &type, Json attrs, const std::vecto
 }
 
 void Importer::alias(const std::string &output, const std::string &input) { values_[output] = value(input); }
+
+void Importer::set_value(const std::string &output, Value v) { values_[output] = std::move(v); }
+
+void Importer::move_batch(const std::string &output, int32_t axis) { values_.at(output).batch_axis = axis; }
 
 void Importer::set_constant(const std::string &output, HostTensor tensor) {
   Value v;
@@ -268,8 +309,12 @@ void Importer::translate_graph() {
     dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
   }
   if (options_.batch) {
-    if (dims.empty()) fail(NNRT_ERR_UNSUPPORTED, "input '", in->name(), "' is a scalar; its dim 0 cannot be the batch");
-    dims.erase(dims.begin());
+    if (static_cast<int32_t>(dims.size()) <= options_.batch_axis) {
+      if (dims.empty()) fail(NNRT_ERR_UNSUPPORTED, "input '", in->name(), "' is a scalar; its dim 0 cannot be the batch");
+      fail(NNRT_ERR_INVALID_ARGUMENT, "options.batch_axis ", options_.batch_axis, ": input '", in->name(), "' has ",
+           dims.size(), " dims");
+    }
+    dims.erase(dims.begin() + options_.batch_axis);
   }
   if (!options_.input.empty()) {
     if (options_.input.size() != dims.size()) {
@@ -298,6 +343,7 @@ void Importer::translate_graph() {
   Value input;
   input.node = "input";
   input.shape = Shape::of(dims);
+  input.batch_axis = options_.batch_axis;
   values_[in->name()] = input;
   input_shape_ = input.shape;
 
@@ -322,6 +368,7 @@ void Importer::translate_graph() {
     }
     auto it = table.find(node_->op_type());
     if (it == table.end()) unsupported("op type ", node_->op_type(), " is not supported");
+    moved_batch_ok_ = false;
     it->second(*this);
     for (const std::string &name : node_->input()) readers_[name]--;
   }
@@ -331,6 +378,10 @@ void Importer::translate_graph() {
   auto out = values_.find(g.output(0).name());
   if (out == values_.end()) fail(NNRT_ERR_CORRUPT, "graph output '", g.output(0).name(), "' is made by no node");
   if (out->second.constant) fail(NNRT_ERR_UNSUPPORTED, "graph output '", g.output(0).name(), "' is a constant");
+  if (out->second.batch_axis != 0) {
+    fail(NNRT_ERR_UNSUPPORTED, "graph output '", g.output(0).name(), "' has the batch in ONNX dim ", out->second.batch_axis,
+         "; nnrt models give it in dim 0");
+  }
   output_ = out->second.node;
   if (output_ == "input") {
     onnx::NodeProto identity;  // the model must hold a layer: an identity one

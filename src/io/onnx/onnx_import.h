@@ -4,8 +4,13 @@
 // the node, its op type and opset, never imported approximately.
 //
 // nnrt models take one input whose dim 0 is the batch. By default the ONNX graph's input is read the
-// same way (dim 0 is the batch, of any size); with {"batch": false} the ONNX input is one example
-// and nnrt adds a batch dim in front, so ops over ONNX's dim 0 can be expressed too.
+// same way (dim 0 is the batch, of any size; {"batch_axis": k} takes ONNX dim k instead, for
+// time-major inputs [T, N, F]); with {"batch": false} the ONNX input is one example and nnrt adds a
+// batch dim in front, so ops over ONNX's dim 0 can be expressed too.
+//
+// Each run-time value keeps the ONNX axis of its batch: nnrt holds it with that axis first and the
+// others in order, so that a Transpose which only moves the batch (as around PyTorch's time-major
+// LSTM) costs nothing. Only the translators that say so read values whose batch is not in dim 0.
 #pragma once
 
 #include <functional>
@@ -27,7 +32,8 @@ inline constexpr int64_t kOldestImportOpset = 7;
 inline constexpr int64_t kNewestImportOpset = 17;
 
 struct ImportOptions {
-  bool batch = true;            // ONNX dim 0 is the batch
+  bool batch = true;            // an ONNX dim of the input is the batch
+  int32_t batch_axis = 0;       // which one
   std::string loss;             // non-empty: the final dense (+ softmax) becomes an output layer
   std::vector<int64_t> input;   // the per-example input shape, for inputs with symbolic dims
 };
@@ -46,12 +52,23 @@ struct ImportResult {
 ImportResult import_model(const nnrt_onnx_host &host, onnx::ModelProto &model, const std::string &model_dir,
                           const ImportOptions &options);
 
+// In shapes the graph computes (Shape of a run-time value, and what is made of it), the batch
+// size, which is known only at run time.
+inline constexpr int64_t kBatchSize = INT64_MIN;
+
 // What the importer knows of an ONNX value.
 struct Value {
   std::string node;        // the nnrt node that makes it ("input" for the model input)
   Shape shape;             // per example, as nnrt sees it
-  bool constant = false;   // an initializer or a Constant's output: `tensor` holds it
+  int32_t batch_axis = 0;  // the ONNX axis of the batch (nnrt holds it first, the others in order)
+  bool constant = false;   // an initializer, a Constant's output or a folded shape: `tensor` holds it
   HostTensor tensor;
+  // A constant that depends on the batch size: int64 values of which some are kBatchSize
+  // (batch_sized), or ConstantOfShape / Expand of a shape that holds it (filled: `tensor` holds the
+  // one value, `fill_dims` the ONNX dims).
+  bool batch_sized = false;
+  bool filled = false;
+  std::vector<int64_t> fill_dims;
 };
 
 // The state of one import; the per-op translators (onnx_import_*.cpp) work through it.
@@ -83,13 +100,24 @@ class Importer {
   // Inputs: whether input i is given (optional inputs may be empty names), and its value.
   bool has_input(int i) const;
   const Value &input(int i) const;
-  // Input i as a constant; NNRT_ERR_UNSUPPORTED when it is computed at run time.
+  // Input i as a constant; NNRT_ERR_UNSUPPORTED when it is computed at run time or depends on the
+  // batch size.
   const HostTensor &constant_input(int i, const char *what) const;
+  // Input i as a constant that may depend on the batch size (a shape computed from one, and what is
+  // filled or expanded to it).
+  const Value &constant_value(int i, const char *what) const;
   // Input i as a constant that becomes a parameter: moved out of the importer when this node is its
   // last reader (so that the weights are held once), else copied.
   HostTensor take_constant(int i, const char *what);
-  // Input i as a run-time value (an nnrt node); NNRT_ERR_UNSUPPORTED when it is a constant.
+  // Input i as a run-time value (an nnrt node); NNRT_ERR_UNSUPPORTED when it is a constant, or
+  // when its batch is not in ONNX dim 0 and the translator has not called accept_moved_batch().
   const Value &runtime_input(int i) const;
+  // The node being translated reads values whose batch is in any ONNX dim (it maps their axes
+  // with example_axis(Value, ...) and says where its outputs' batch is with move_batch).
+  void accept_moved_batch() { moved_batch_ok_ = true; }
+  // A value's ONNX dims: a constant's, or the example's with kBatchSize at the batch axis (when
+  // importing with a batch).
+  std::vector<int64_t> onnx_dims(const Value &v) const;
   int inputs() const { return node_->input_size(); }
 
   // Attributes.
@@ -111,6 +139,8 @@ class Importer {
   // axis; NNRT_ERR_UNSUPPORTED for the batch dim.
   int32_t example_axis(int64_t axis, int32_t onnx_rank) const;
   int32_t onnx_rank(const Value &v) const { return v.shape.rank + (options_.batch ? 1 : 0); }
+  // As example_axis, for a run-time value whose batch may be in any ONNX dim.
+  int32_t example_axis(const Value &v, int64_t axis) const;
 
   // Output: one nnrt layer of `type` with config `attrs`, reading the run-time values `inputs` (ONNX
   // names), owning `params` (suffix -> tensor, copied into the model after build). `output` names
@@ -120,6 +150,10 @@ class Importer {
   // Output `output` is the same value as `input` (Identity, inference-time Dropout).
   void alias(const std::string &output, const std::string &input);
   void set_constant(const std::string &output, HostTensor tensor);
+  // Output `output` is the constant or batch-dependent constant `v`.
+  void set_value(const std::string &output, Value v);
+  // The batch of run-time value `output` is in ONNX axis `axis` (a translator that moved it).
+  void move_batch(const std::string &output, int32_t axis);
   const Value &value(const std::string &name) const;
 
   using Translator = std::function<void(Importer &)>;
@@ -146,6 +180,10 @@ class Importer {
   std::string output_;
   Shape input_shape_;
   bool integer_input_ = false;  // the ONNX input holds indices: only an embedding may read it
+  bool moved_batch_ok_ = false;  // the node being translated reads values whose batch is not in dim 0
+  // Refuses value `name` (read by the node being translated) when its batch is not in ONNX dim 0
+  // and the translator does not map it.
+  void check_batch_axis(const std::string &name, const Value &v) const;
 };
 
 // The translators, one registry per file: op type -> translator.
@@ -153,6 +191,11 @@ void register_conv_ops(std::map<std::string, Importer::Translator> &table);
 void register_math_ops(std::map<std::string, Importer::Translator> &table);
 void register_shape_ops(std::map<std::string, Importer::Translator> &table);
 void register_recurrent_ops(std::map<std::string, Importer::Translator> &table);
+void register_fold_ops(std::map<std::string, Importer::Translator> &table);
+void register_slice_ops(std::map<std::string, Importer::Translator> &table);
+// Gather and Concat of constants (onnx_import_fold.cpp), for the translators of those ops.
+void fold_gather(Importer &im);
+void fold_concat(Importer &im, int64_t axis);
 
 }  // namespace nnrt::io::onnx_format
 

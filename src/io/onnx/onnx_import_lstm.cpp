@@ -1,6 +1,10 @@
-// ONNX LSTM onto nnrt's lstm layer: PyTorch's nn.LSTM with one layer, batch-first (ONNX layout 1),
-// forward, from a zero state, with the default activations. What that layer does not compute
-// (layout 0, reverse or bidirectional, peepholes, a cell clip, other activations, non-zero initial
+// ONNX LSTM onto nnrt's lstm layer: PyTorch's nn.LSTM with one layer, forward, from a zero state,
+// with the default activations. Layout 1 (batch-first) maps straight on; layout 0 (time-major:
+// X [T, N, F]) when the batch is ONNX dim 1 of X, as after the Transpose torch.onnx.export writes
+// for a batch_first nn.LSTM, or for a time-major input imported with {"batch_axis": 1} (nnrt
+// holds the batch first either way). Imported as one example ({"batch": false}), the LSTM's batch
+// is a dim of the example, which nnrt's lstm runs as more sequences. What that layer does not
+// compute (reverse or bidirectional, peepholes, a cell clip, other activations, non-zero initial
 // states, sequences of different lengths, the cell state as an output) is refused by name.
 #include <algorithm>
 
@@ -29,12 +33,14 @@ HostTensor in_nnrt_gate_order(const std::string &name, const std::vector<float> 
   return t;
 }
 
-// Input i, when given, must be a constant of zeros (nnrt's lstm has no peepholes and starts from
-// a zero state).
+// Input i, when given, must be a constant of zeros, or zeros filled to a shape of the batch size
+// (nnrt's lstm has no peepholes and starts from a zero state).
 void require_zeros(Importer &im, int i, const char *what, const char *why) {
   if (!im.has_input(i)) return;
-  for (float v : im.constant_input(i, what).floats())
-    if (v != 0) im.unsupported(what, " is not all zeros: ", why);
+  const Value &v = im.constant_value(i, what);
+  if (v.batch_sized) im.corrupt(what, " is a shape, not values");
+  for (float x : v.tensor.floats())
+    if (x != 0) im.unsupported(what, " is not all zeros: ", why);
 }
 
 void lstm(Importer &im) {
@@ -54,14 +60,24 @@ void lstm(Importer &im) {
   if (direction != "forward") im.unsupported("direction \"", direction, "\" is not supported (nnrt's lstm runs forward)");
   int64_t hidden = im.attr_int("hidden_size", 0);
   if (hidden < 1) im.corrupt("hidden_size must be given and positive");
-  if (im.attr_int("layout", 0) != 1) {
-    im.unsupported("layout 0 (time in dim 0, the batch in dim 1) is not supported; nnrt runs LSTMs batch-first "
-                   "(layout 1: X [N, T, F])");
-  }
+  int64_t layout = im.attr_int("layout", 0);
+  if (layout != 0 && layout != 1) im.corrupt("layout ", layout, " is neither 0 nor 1");
+  bool time_major = layout == 0;
+  im.accept_moved_batch();
   const Value &x = im.runtime_input(0);
-  if (!im.batch()) im.unsupported("it needs the batch in dim 0 (import without {\"batch\": false})");
-  if (x.shape.rank != 2) im.unsupported("X must be [N, T, F], got rank ", x.shape.rank + 1);
-  int64_t steps = x.shape[0], features = x.shape[1];
+  if (im.onnx_rank(x) != 3) im.corrupt("X must have 3 dims, got ", im.onnx_rank(x));
+  // The batch must be where the layout says: dim 1 for layout 0, dim 0 for layout 1.
+  if (im.batch() && x.batch_axis != (time_major ? 1 : 0)) {
+    if (time_major && x.batch_axis == 0) {
+      im.unsupported("layout 0 reads X's dim 0 as time, but the import takes it as the batch; import a time-major "
+                     "input [T, N, F] with {\"batch_axis\": 1}, or as one example with {\"batch\": false}");
+    }
+    im.unsupported("X has the batch in dim ", x.batch_axis, ", layout ", layout, " wants it in dim ", time_major ? 1 : 0);
+  }
+  // Per example, as nnrt holds it: [T, F] with a batch; else ONNX's [T, B, F] or [B, T, F].
+  int32_t t_dim = im.batch() ? 0 : (time_major ? 0 : 1), f_dim = im.batch() ? 1 : 2;
+  int64_t steps = x.shape[t_dim], features = x.shape[f_dim];
+  int64_t sequences = im.batch() ? 1 : x.shape[time_major ? 1 : 0];
 
   // Outputs: Y [N, T, 1, H] or Y_h [N, 1, H], one of them.
   bool y = im.output_read(0), y_h = im.output_read(1);
@@ -105,10 +121,26 @@ void lstm(Importer &im) {
   params.emplace_back("bias_ih_l0", in_nnrt_gate_order("B", b, 0, hidden, 1));
   params.emplace_back("bias_hh_l0", in_nnrt_gate_order("B", b, static_cast<size_t>(4 * hidden), hidden, 1));
 
-  std::string h = im.emit("lstm", {{"units", hidden}, {"return_sequences", y}}, {im.node().input(0)}, std::move(params), "");
-  // ONNX keeps a directions dim of 1: Y [N, T, 1, H], Y_h [N, 1, H].
-  if (y) im.emit("reshape", {{"shape", {steps, 1, hidden}}}, {h}, {}, im.node().output(0));
-  else im.emit("reshape", {{"shape", {1, hidden}}}, {h}, {}, im.node().output(1));
+  // One example holding time-major sequences [T, B, F] runs them as B sequences [B, T, F].
+  bool swap = !im.batch() && time_major;
+  std::string in = im.node().input(0);
+  if (swap) in = im.emit("transpose", {{"perm", {1, 0, 2}}}, {in}, {}, "");
+  std::string h = im.emit("lstm", {{"units", hidden}, {"return_sequences", y}}, {in}, std::move(params), "");
+  // ONNX keeps a directions dim of 1: Y [T, 1, N, H] (layout 0) or [N, T, 1, H], Y_h [1, N, H] or
+  // [N, 1, H]. With the batch (held first by nnrt) the examples are [T, 1, H] and [1, H] either way.
+  const std::string &out = im.node().output(y ? 0 : 1);
+  if (im.batch()) {
+    im.emit("reshape", {{"shape", y ? std::vector<int64_t>{steps, 1, hidden} : std::vector<int64_t>{1, hidden}}}, {h}, {}, out);
+    im.move_batch(out, time_major ? (y ? 2 : 1) : 0);
+  } else if (y && swap) {
+    std::string t = im.emit("transpose", {{"perm", {1, 0, 2}}}, {h}, {}, "");
+    im.emit("reshape", {{"shape", {steps, 1, sequences, hidden}}}, {t}, {}, out);
+  } else if (y) {
+    im.emit("reshape", {{"shape", {sequences, steps, 1, hidden}}}, {h}, {}, out);
+  } else {
+    im.emit("reshape", {{"shape", time_major ? std::vector<int64_t>{1, sequences, hidden} : std::vector<int64_t>{sequences, 1, hidden}}},
+            {h}, {}, out);
+  }
 }
 
 }  // namespace

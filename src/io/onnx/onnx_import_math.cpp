@@ -35,14 +35,23 @@ void binary(Importer &im, const char *op) {
   if (static_cast<int32_t>(c.dims.size()) > rank) {
     im.unsupported("the constant ", to_string(Shape::of(c.dims)), " has more dims than the computed operand (", rank, ")");
   }
+  // With the batch moved to ONNX dim k (nnrt holds it first, the other dims in order), a constant
+  // over the dims after k broadcasts the same; so does a matrix on the right of a matmul, which
+  // acts on each row alone (when the batch is not the contracted last dim).
+  bool row_matmul = std::strcmp(op, "matmul") == 0 && !first && c.dims.size() <= 2 && x.batch_axis < rank - 1;
+  if (x.batch_axis != 0 && (row_matmul || static_cast<int32_t>(c.dims.size()) < rank - x.batch_axis)) {
+    im.accept_moved_batch();
+  }
   if (im.batch() && static_cast<int32_t>(c.dims.size()) == rank) {
     if (c.dims[0] != 1) im.unsupported("the constant ", to_string(Shape::of(c.dims)), " varies along the batch dim");
     c.dims.erase(c.dims.begin());
   }
   for (int64_t d : c.dims)
     if (d == 0) im.unsupported("an empty constant");
+  int32_t batch_axis = x.batch_axis;
   im.emit("binary", {{"op", op}, {"constant", c.dims}, {"constant_first", first}}, {im.node().input(first ? 1 : 0)},
           {{"constant", c}}, out);
+  im.move_batch(out, batch_axis);
 }
 
 void activation(Importer &im, const char *name, double alpha_default) {
@@ -50,10 +59,12 @@ void activation(Importer &im, const char *name, double alpha_default) {
   if (alpha) im.check_attrs({"alpha"});
   else im.check_attrs({"consumed_inputs"});
   im.check_outputs(1);
-  im.runtime_input(0);
+  im.accept_moved_batch();  // elementwise: wherever the batch is
+  const Value &x = im.runtime_input(0);
   Json attrs = {{"activation", name}};
   if (alpha) attrs["alpha"] = im.attr_float("alpha", alpha_default);
   im.emit("activation", attrs, {im.node().input(0)}, {}, im.node().output(0));
+  im.move_batch(im.node().output(0), x.batch_axis);
 }
 
 void softmax(Importer &im, bool log) {

@@ -1,6 +1,11 @@
 // ONNX Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Identity, Dropout, Constant and
-// Gather (as an embedding lookup) onto nnrt's reshape, flatten, transpose, concat, dropout and
-// embedding layers (Squeeze and Unsqueeze of constants are folded).
+// Gather (as an embedding lookup, or one index along a computed value's dim) onto nnrt's reshape,
+// flatten, transpose, concat, dropout, embedding and slice layers (Squeeze, Unsqueeze, Concat and
+// Gather of constants are folded: see onnx_import_fold.cpp). Squeeze, Unsqueeze, Transpose and
+// Gather follow the batch to whichever ONNX dim they move it.
+#include <algorithm>
+#include <numeric>
+
 #include "io/onnx/onnx_import.h"
 
 namespace nnrt::io::onnx_format {
@@ -23,7 +28,16 @@ void reshape(Importer &im) {
   im.check_attrs({"allowzero"});
   im.check_outputs(1);
   const Value &x = im.runtime_input(0);
-  std::vector<int64_t> target = im.constant_input(1, "the shape").ints();
+  const Value &shape = im.constant_value(1, "the shape");
+  if (shape.filled) im.corrupt("the shape is not a 1-D int64 tensor");
+  std::vector<int64_t> target = shape.tensor.ints();
+  // A shape computed from the input's (x.view(x.size(0), -1)) may name the batch size: only in
+  // dim 0, where it keeps the batch.
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i] != kBatchSize) continue;
+    if (i != 0 || !im.batch()) im.unsupported("the shape puts the batch size in dim ", i);
+    target[i] = -2;
+  }
   bool allowzero = im.attr_int("allowzero", 0) != 0;
   std::vector<int64_t> ex = x.shape.vec();
   std::vector<int64_t> full = ex;
@@ -83,64 +97,64 @@ std::vector<bool> axis_set(Importer &im, const std::vector<int64_t> &axes, int64
   return set;
 }
 
-// The ONNX dims of the result (`full`, dim 0 the batch when importing with one) as a reshape of
-// the examples, or as a constant when the input is one.
-void reshape_or_fold(Importer &im, const Value &x, std::vector<int64_t> full, bool batch_kept) {
+// The ONNX dims of the result (`full`, kBatchSize at the batch when importing with one) as a
+// reshape of the examples, the batch staying where `full` puts it; or as a constant when the input
+// is one.
+void reshape_or_fold(Importer &im, const Value &x, std::vector<int64_t> full) {
+  const std::string &out = im.node().output(0);
   if (x.constant) {
-    HostTensor t = x.tensor;
-    t.dims = std::move(full);
-    im.set_constant(im.node().output(0), std::move(t));
+    Value v = x;
+    (v.filled ? v.fill_dims : v.tensor.dims) = std::move(full);
+    im.set_value(out, std::move(v));
     return;
   }
+  int32_t batch_axis = 0;
   if (im.batch()) {
-    if (!batch_kept) im.unsupported("it moves the batch dim out of dim 0; import with {\"batch\": false} if dim 0 is not a batch");
-    full.erase(full.begin());
+    auto at = std::find(full.begin(), full.end(), kBatchSize);
+    batch_axis = static_cast<int32_t>(at - full.begin());
+    full.erase(at);
   }
   if (full.empty()) im.unsupported("a per-example scalar is not supported");
   reshape_to(im, full);
-}
-
-// A value's ONNX dims: a constant's, or the examples' after the batch (-1) when importing with one.
-std::vector<int64_t> onnx_dims(const Importer &im, const Value &x, bool &batched) {
-  batched = !x.constant && im.batch();
-  std::vector<int64_t> dims = x.constant ? x.tensor.dims : x.shape.vec();
-  if (batched) dims.insert(dims.begin(), -1);
-  return dims;
+  im.move_batch(out, batch_axis);
 }
 
 // Unsqueeze: dims of 1 inserted at the axes of the output.
 void unsqueeze(Importer &im) {
   std::vector<int64_t> axes = squeeze_axes(im);
   im.check_outputs(1);
+  im.accept_moved_batch();
   const Value &x = im.input(0);
-  bool batched = false;
-  std::vector<int64_t> in = onnx_dims(im, x, batched);
+  std::vector<int64_t> in = im.onnx_dims(x);
   int64_t rank = static_cast<int64_t>(in.size() + axes.size());
   if (axes.empty()) im.corrupt("axes is required");
   std::vector<bool> inserted = axis_set(im, axes, rank);
   std::vector<int64_t> out;
   for (int64_t k = 0, next = 0; k < rank; ++k) out.push_back(inserted[k] ? 1 : in[next++]);
-  reshape_or_fold(im, x, out, !batched || !inserted[0]);
+  reshape_or_fold(im, x, out);
 }
 
 // Squeeze: the axes (of size 1) dropped; without axes, every dim of size 1.
 void squeeze(Importer &im) {
   std::vector<int64_t> axes = squeeze_axes(im);
   im.check_outputs(1);
+  im.accept_moved_batch();
   const Value &x = im.input(0);
-  bool batched = false;
-  std::vector<int64_t> in = onnx_dims(im, x, batched);
+  bool batched = !x.constant && im.batch();
+  std::vector<int64_t> in = im.onnx_dims(x);
   // Without axes a batch of 1 would be dropped too: the result's rank would depend on the batch.
   if (axes.empty() && batched) im.unsupported("without axes it would drop a batch of 1; give the axes");
   std::vector<bool> dropped = axis_set(im, axes, static_cast<int64_t>(in.size()));
   std::vector<int64_t> out;
   for (size_t k = 0; k < in.size(); ++k) {
     if (axes.empty()) dropped[k] = in[k] == 1;
-    if (dropped[k] && batched && k == 0) continue;  // reported by reshape_or_fold
+    if (dropped[k] && in[k] == kBatchSize) {
+      im.unsupported("axis ", k, " is the batch dim; import with {\"batch\": false} if it is not a batch");
+    }
     if (dropped[k] && in[k] != 1) im.corrupt("axis ", k, " has size ", in[k], ", not 1");
     if (!dropped[k]) out.push_back(in[k]);
   }
-  reshape_or_fold(im, x, out, !batched || !dropped[0]);
+  reshape_or_fold(im, x, out);
 }
 
 void flatten(Importer &im) {
@@ -161,27 +175,50 @@ void flatten(Importer &im) {
   im.emit("flatten", Json::object(), {im.node().input(0)}, {}, im.node().output(0));
 }
 
+// Transpose: the examples' dims permuted; a perm that moves the batch only records where it went
+// (nnrt keeps it first), so that one which moves nothing else costs no layer.
 void transpose(Importer &im) {
   im.check_attrs({"perm"});
   im.check_outputs(1);
+  im.accept_moved_batch();
   const Value &x = im.runtime_input(0);
   int32_t rank = im.onnx_rank(x);
   std::vector<int64_t> reversed;
   for (int32_t i = rank - 1; i >= 0; --i) reversed.push_back(i);
   std::vector<int64_t> perm = im.attr_ints("perm", reversed);
   if (static_cast<int32_t>(perm.size()) != rank) im.corrupt("perm has ", perm.size(), " values for rank ", rank);
-  if (im.batch()) {
-    if (perm[0] != 0) im.unsupported("perm ", to_string(Shape::of(perm)), " moves the batch dim");
-    perm.erase(perm.begin());
-    for (int64_t &p : perm) --p;
+  std::vector<bool> seen(perm.size(), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[p]) im.corrupt("perm ", to_string(Shape::of(perm)), " is not a permutation of 0..", rank - 1);
+    seen[p] = true;
   }
-  im.emit("transpose", {{"perm", perm}}, {im.node().input(0)}, {}, im.node().output(0));
+  const std::string &out = im.node().output(0);
+  int32_t batch_to = 0;
+  if (im.batch()) {
+    std::vector<int64_t> example;
+    for (size_t i = 0; i < perm.size(); ++i) {
+      if (perm[i] == x.batch_axis) batch_to = static_cast<int32_t>(i);
+      else example.push_back(perm[i] > x.batch_axis ? perm[i] - 1 : perm[i]);
+    }
+    perm = std::move(example);
+  }
+  std::vector<int64_t> identity(perm.size());
+  std::iota(identity.begin(), identity.end(), 0);
+  if (perm == identity) im.alias(out, im.node().input(0));
+  else im.emit("transpose", {{"perm", perm}}, {im.node().input(0)}, {}, out);
+  im.move_batch(out, batch_to);
 }
 
 void concat(Importer &im) {
   im.check_attrs({"axis"});
   im.check_outputs(1);
   if (!im.has_attr("axis")) im.corrupt("axis is required");
+  bool constants = true;
+  for (int i = 0; i < im.inputs(); ++i) constants = constants && im.input(i).constant;
+  if (constants && im.inputs() > 0) {
+    fold_concat(im, im.attr_int("axis", 0));
+    return;
+  }
   std::vector<std::string> inputs;
   for (int i = 0; i < im.inputs(); ++i) {
     im.runtime_input(i);
@@ -253,10 +290,50 @@ void constant(Importer &im) {
   im.set_constant(im.node().output(0), read_tensor(t, "", im.where()));
 }
 
-// Gather of rows of a constant table by the model's indices: an embedding lookup.
+// Gather of one index (a scalar or [1]) along a dim of a computed value, as PyTorch's y[:, -1]:
+// that index sliced out, the dim dropped for a scalar index.
+void gather_index(Importer &im) {
+  im.accept_moved_batch();
+  const Value &x = im.runtime_input(0);
+  const HostTensor &idx = im.constant_input(1, "the indices");
+  if (idx.numel() != 1 || idx.dims.size() > 1) {
+    im.unsupported("indices ", to_string(Shape::of(idx.dims)), " into a computed value: nnrt takes one index (a scalar or [1])");
+  }
+  int64_t axis = im.attr_int("axis", 0);
+  int32_t dim = im.example_axis(x, axis);
+  int64_t size = x.shape[dim], i = idx.ints()[0];
+  if (i < -size || i >= size) im.corrupt("index ", i, " is out of range for a dim of ", size);
+  if (i < 0) i += size;
+  const std::string &out = im.node().output(0);
+  bool scalar = idx.dims.empty();
+  std::string in = im.node().input(0);
+  if (size > 1) in = im.emit("slice", {{"axis", dim}, {"start", i}, {"length", 1}}, {in}, {}, scalar ? "" : out);
+  int32_t batch_axis = x.batch_axis;
+  if (scalar) {
+    std::vector<int64_t> dims = x.shape.vec();
+    dims.erase(dims.begin() + dim);
+    if (dims.empty()) im.unsupported("a per-example scalar is not supported");
+    im.emit("reshape", {{"shape", dims}}, {in}, {}, out);
+    if (dim < batch_axis) --batch_axis;
+  } else if (size == 1) {
+    im.alias(out, in);
+  }
+  im.move_batch(out, batch_axis);
+}
+
+// Gather of rows of a constant table by the model's indices: an embedding lookup; of constant
+// indices, a fold or gather_index.
 void gather(Importer &im) {
   im.check_attrs({"axis"});
   im.check_outputs(1);
+  if (im.input(0).constant && im.input(1).constant) {
+    fold_gather(im);
+    return;
+  }
+  if (im.input(1).constant) {
+    gather_index(im);
+    return;
+  }
   if (im.attr_int("axis", 0) != 0) im.unsupported("only axis 0 (an embedding lookup) is supported");
   const Value &idx = im.runtime_input(1);
   if (idx.shape.rank > 1) im.unsupported("indices must be [N] or [N, T]");

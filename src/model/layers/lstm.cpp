@@ -1,7 +1,9 @@
 // lstm: one LSTM layer over examples [T, F] (PyTorch's nn.LSTM with batch_first and one layer),
 // starting from a zero state. "units" H; "return_sequences" gives every step's hidden state [T, H]
-// instead of the last one [H]. Parameters in PyTorch's names and layouts, gates in its order
-// (input, forget, cell, output): weight_ih_l0 [4H, F], weight_hh_l0 [4H, H], bias_ih_l0 [4H],
+// instead of the last one [H]. Examples [..., T, F] hold several sequences each (an ONNX LSTM's
+// batch inside one example): they run as more sequences of the batch, giving [..., T, H] or
+// [..., H]. Parameters in PyTorch's names and layouts, gates in its order (input, forget, cell,
+// output): weight_ih_l0 [4H, F], weight_hh_l0 [4H, H], bias_ih_l0 [4H],
 // bias_hh_l0 [4H], all uniform in +-1/sqrt(H) unless "init" sets the weights'.
 //
 //   z_t = x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh       [N, 4H] = [i | f | g | o] before activation
@@ -34,6 +36,8 @@ struct StepState {
 class LstmLayer : public Layer {
  public:
   int64_t units = 0, features = 0, steps = 0;
+  int64_t per_example = 1;  // sequences per example: the product of the dims before [T, F]
+  Shape out_shape;
   bool return_sequences = false;
   bool custom_init = false;  // "init" given: it sets the weights' (else PyTorch's default)
   Init weight_init;
@@ -41,10 +45,16 @@ class LstmLayer : public Layer {
   Shape build(const std::vector<Shape> &inputs) override {
     if (inputs.size() != 1) shape_error("takes one input, got ", inputs.size());
     const Shape &x = inputs[0];
-    if (x.rank != 2) shape_error("expects examples shaped [time, features], got ", to_string(x));
-    steps = x[0];
-    features = x[1];
-    return return_sequences ? Shape{steps, units} : Shape{units};
+    if (x.rank < 2) shape_error("expects examples shaped [time, features] (or [..., time, features]), got ", to_string(x));
+    steps = x[x.rank - 2];
+    features = x[x.rank - 1];
+    std::vector<int64_t> out(x.dims.begin(), x.dims.begin() + (x.rank - 2));
+    per_example = 1;
+    for (int64_t d : out) per_example *= d;
+    if (return_sequences) out.push_back(steps);
+    out.push_back(units);
+    out_shape = Shape::of(out);
+    return out_shape;
   }
 
   std::vector<ParamSpec> param_specs() const override {
@@ -61,7 +71,7 @@ class LstmLayer : public Layer {
   Array forward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, Saved &saved) const override {
     Context &ctx = pass.ctx;
     const Array &x = in[0];
-    int64_t n = x.dim(0);
+    int64_t n = x.dim(0) * per_example;
     nnrt_dtype dtype = x.dtype();
     // The input projections of every step in one matmul: [N * T, F] x [F, 4H] -> [N, T, 4H].
     Array x2d = ops::reshape(ctx, x, {n * steps, features});
@@ -86,16 +96,19 @@ class LstmLayer : public Layer {
       if (return_sequences) ops::copy_into(ctx, h, step_of(sequence, t));
       saved.arrays.insert(saved.arrays.end(), {act, c, tanh_c, h});
     }
-    return return_sequences ? sequence : h;
+    Array y = return_sequences ? sequence : h;
+    return per_example == 1 && out_shape.rank <= 2 ? y : ops::reshape(ctx, y, with_batch(x.dim(0), out_shape).vec());
   }
 
   // Back-propagation through time, from the last step to the first. The per-step work is what
   // the recurrence forces; the weight gradients and dx come from three matmuls over all steps.
   void backward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, const Array &,
-                const Saved &saved, const Array &dout, std::vector<Array> &din, std::vector<Array> &dparams) const override {
+                const Saved &saved, const Array &dout_example, std::vector<Array> &din, std::vector<Array> &dparams) const override {
     Context &ctx = pass.ctx;
     const Array &x2d = saved.arrays[0];
-    int64_t n = in[0].dim(0);
+    int64_t n = in[0].dim(0) * per_example;
+    Array dout = ops::reshape(ctx, dout_example, return_sequences ? std::vector<int64_t>{n, steps, units}
+                                                                  : std::vector<int64_t>{n, units});
     nnrt_dtype dtype = x2d.dtype();
     std::vector<Array> dz_steps(steps), h_prev_steps(steps);
     Array dh_next, dc_next;  // from step t + 1 into step t

@@ -88,6 +88,11 @@ std::vector<LayerCase> all_cases() {
       {"lstm", R"({"type": "lstm", "units": 3})", {{4, 2}}},
       {"lstm_sequences", R"({"type": "lstm", "units": 3, "return_sequences": true})", {{4, 2}}},
       {"lstm_one_step_custom_init", R"({"type": "lstm", "units": 2, "init": "xavier"})", {{1, 3}}, 3},
+      // several sequences per example ([B, T, F], as an ONNX LSTM imported as one example)
+      {"lstm_sequences_per_example", R"({"type": "lstm", "units": 3, "return_sequences": true})", {{2, 4, 2}}},
+      {"lstm_last_per_example", R"({"type": "lstm", "units": 2})", {{3, 2, 3}}},
+      {"slice", R"({"type": "slice", "axis": 1, "start": 1, "length": 2})", {{3, 4}}},
+      {"slice_last_step", R"({"type": "slice", "axis": 0, "start": 3})", {{4, 3}}, 3},
   };
 
   // activation: every function, over features and (softmax along the channels) over images
