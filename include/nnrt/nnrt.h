@@ -405,14 +405,15 @@ NNRT_API nnrt_status nnrt_model_load(nnrt_context *ctx, const char *path, nnrt_m
 ** axis, step 1) of a computed value -> slice) and the initializers become its parameters. Shape,
 ** ConstantOfShape, Expand (of one value), and Gather, Concat, Slice, Squeeze, Unsqueeze of
 ** constants are folded on the shapes the import knows, the batch size staying a run-time value:
-** what torch.onnx.export writes for an RNN's zero state (sliced per layer when stacked). An LSTM must run forward from a zero state,
-** without peepholes, clip or other activations, every sequence its full length, one of Y and Y_h
-** read (not Y_c); layout 1 (batch-first) maps straight on, layout 0 (time-major X [T, N, F]) when
-** X's batch is its dim 1: after a Transpose from a batch-first value (as torch.onnx.export writes
-** a batch_first nn.LSTM), or from a time-major input imported with "batch_axis": 1. Transposes
-** that move the batch cost nothing: nnrt keeps it in dim 0 and notes where ONNX has it; only
-** elementwise ops, MatMul by a constant matrix, Squeeze, Unsqueeze, Transpose, Gather, Slice and
-** LSTM read such values, and the graph's output must have the batch in dim 0. The model predicts, evaluates, saves and, given a loss, trains like one built
+** what torch.onnx.export writes for an RNN's zero state (sliced per layer when stacked). An LSTM
+** must run forward from a zero state, without peepholes, clip or other activations, every sequence
+** its full length, one of Y and Y_h read (not Y_c); layout 1 (batch-first) maps straight on, layout
+** 0 (time-major X [T, N, F]) when X's batch is its dim 1: after a Transpose from a batch-first
+** value (as torch.onnx.export writes a batch_first nn.LSTM), or from a time-major input imported
+** with "batch_axis": 1. Transposes that move the batch cost nothing: nnrt keeps it in dim 0 and
+** notes where ONNX has it; only elementwise ops, MatMul by a constant matrix, Squeeze, Unsqueeze,
+** Transpose, Gather, Slice and LSTM read such values, and the graph's output must have the batch in
+** dim 0. The model predicts, evaluates, saves and, given a loss, trains like one built
 ** from JSON. External data files are read from the model's folder.
 ** ONNX is parsed by the converter plugin libnnrt-onnx.so (it carries protobuf, so that libnnrt
 ** does not), searched for in the plugin folders as backends are and loaded on the first import or
