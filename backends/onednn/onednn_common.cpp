@@ -87,19 +87,73 @@ void *WorkspaceLayout::buffer(char *base, int slot) const {
 
 // ---- runs ----------------------------------------------------------------------------------
 
-Run::Run(const WorkspaceLayout &layout, const nnrt_op_args &args)
-    : layout_(layout), args_(args), base_(args.workspace ? layout.aligned_base(args.workspace) : nullptr) {}
+// ---- kept memory objects -------------------------------------------------------------------
+
+namespace {
+// Roles of a memory object in a run, by kind: input k is k, output k kOutput + k, workspace buffer
+// k kBuffer + k.
+constexpr int kOutput = 1 << 8, kBuffer = 1 << 9, kScratchpad = -1;
+}  // namespace
+
+const dnnl::memory &MemorySets::Set::slot(const void *key, int role, void *data, const md &m) {
+  for (Slot &s : slots_)
+    if (s.key == key && s.role == role) {
+      s.memory.set_data_handle(data);
+      return s.memory;
+    }
+  slots_.push_back({key, role, dnnl::memory(m, cpu_engine(), data)});
+  return slots_.back().memory;
+}
+
+const dnnl::memory &MemorySets::Set::get(const md &m, int role, void *data) { return slot(&m, role, data, m); }
+
+const dnnl::memory &MemorySets::Set::scratchpad(size_t bytes, void *data) {
+  for (Slot &s : slots_)
+    if (s.role == kScratchpad) {
+      s.memory.set_data_handle(data);
+      return s.memory;
+    }
+  md m({static_cast<dnnl::memory::dim>(bytes)}, dt::u8, dnnl::memory::format_tag::a);
+  return slot(nullptr, kScratchpad, data, m);
+}
+
+MemorySets::Lease::Lease(const MemorySets &sets) : sets_(sets) {
+  {
+    std::lock_guard<std::mutex> lock(sets_.mutex_);
+    if (!sets_.free_.empty()) {
+      set_ = std::move(sets_.free_.back());
+      sets_.free_.pop_back();
+    }
+  }
+  if (!set_) set_ = std::make_unique<Set>();
+}
+
+MemorySets::Lease::~Lease() {
+  std::lock_guard<std::mutex> lock(sets_.mutex_);
+  sets_.free_.push_back(std::move(set_));
+}
+
+// ---- runs ----------------------------------------------------------------------------------
+
+Run::Run(const WorkspaceLayout &layout, const nnrt_op_args &args, MemorySets::Set *memories)
+    : layout_(layout),
+      args_(args),
+      base_(args.workspace ? layout.aligned_base(args.workspace) : nullptr),
+      memories_(memories) {}
 
 dnnl::memory Run::input(const md &m, int index) const {
-  return dnnl::memory(m, cpu_engine(), const_cast<void *>(args_.inputs[index]));
+  void *data = const_cast<void *>(args_.inputs[index]);
+  return memories_ ? memories_->get(m, index, data) : dnnl::memory(m, cpu_engine(), data);
 }
 
 dnnl::memory Run::output(const md &m, int index) const {
-  return dnnl::memory(m, cpu_engine(), args_.outputs[index]);
+  void *data = args_.outputs[index];
+  return memories_ ? memories_->get(m, kOutput + index, data) : dnnl::memory(m, cpu_engine(), data);
 }
 
 dnnl::memory Run::buffer(const md &m, int slot) const {
-  return dnnl::memory(m, cpu_engine(), layout_.buffer(base_, slot));
+  void *data = layout_.buffer(base_, slot);
+  return memories_ ? memories_->get(m, kBuffer + slot, data) : dnnl::memory(m, cpu_engine(), data);
 }
 
 void ExecArgs::emplace(int arg, const dnnl::memory &m) {
@@ -117,9 +171,14 @@ const dnnl::memory &ExecArgs::at(int arg) const {
 
 void Run::execute(const dnnl::primitive &p, ExecArgs memories) const {
   if (layout_.scratchpad_bytes() > 0) {
-    md scratch({static_cast<dnnl::memory::dim>(layout_.scratchpad_bytes())}, dt::u8,
-               dnnl::memory::format_tag::a);
-    memories.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(scratch, cpu_engine(), layout_.scratchpad(base_)));
+    void *data = layout_.scratchpad(base_);
+    if (memories_) {
+      memories.emplace(DNNL_ARG_SCRATCHPAD, memories_->scratchpad(layout_.scratchpad_bytes(), data));
+    } else {
+      md scratch({static_cast<dnnl::memory::dim>(layout_.scratchpad_bytes())}, dt::u8,
+                 dnnl::memory::format_tag::a);
+      memories.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(scratch, cpu_engine(), data));
+    }
   }
   dnnl::error::wrap_c_api(
       dnnl_primitive_execute(p.get(), thread_stream().get(), memories.size(), memories.c_args()),
@@ -272,6 +331,10 @@ dnnl::memory Bridge::in(const Run &r, int input_index) const {
   dnnl::memory inner = r.buffer(inner_, slot_);
   r.execute(reorder_, {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, inner}});
   return inner;
+}
+
+void Bridge::in_to(const Run &r, int input_index, const dnnl::memory &to) const {
+  r.execute(reorder_, {{DNNL_ARG_FROM, r.input(user_, input_index)}, {DNNL_ARG_TO, to}});
 }
 
 dnnl::memory Bridge::out(const Run &r, int output_index) const {

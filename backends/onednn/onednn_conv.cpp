@@ -18,10 +18,13 @@
 // no reorder (LeNet training +17% on AVX-512, +5% with DNNL_MAX_CPU_ISA=AVX2). When a
 // choice leaves oneDNN with only its reference kernel (some grouped or bf16 shapes), everything
 // goes to oneDNN's own choice (format_tag::any). Reorders between nnrt's layouts and the chosen
-// ones are built once here and run in op_run through workspace buffers; weights are reordered on
-// every call (cheap next to the convolution). For bf16 the weight and bias gradients are
-// accumulated in f32 and rounded once by the final reorder.
+// ones are built once here and run in op_run through workspace buffers. The forward convolution
+// keeps its weights reordered from call to call while they do not change (onednn_kept_input.h);
+// the backward ones reorder them at every call (cheap next to the convolution, and the weights
+// change at every training step). For bf16 the weight and bias gradients are accumulated in f32
+// and rounded once by the final reorder.
 #include "onednn_common.h"
+#include "onednn_kept_input.h"
 #include "onednn_special_values.h"
 
 namespace nnrt::onednn {
@@ -139,6 +142,7 @@ class ConvForwardOp : public Op {
     w_ = Bridge::to_inner(user_weights_desc(d.inputs[1], g, type), pd.weights_desc(), layout, plan_only);
     if (has_bias_) b_ = Bridge::to_inner(memory_desc(d.inputs[2]), pd.bias_desc(), layout, plan_only);
     y_ = Bridge::to_user(pd.dst_desc(), memory_desc(d.outputs[0]), layout, plan_only);
+    if (w_.needed()) kept_w_ = std::make_unique<KeptInput>(d.inputs[1], two_paths_);
     if (two_paths_) {
       // The same layouts for both (the post-op does not change oneDNN's choice of kernel family,
       // but checking keeps the bridges right if it ever does).
@@ -156,12 +160,15 @@ class ConvForwardOp : public Op {
   }
 
   void run(const Run &r) const override {
-    ExecArgs args{
-        {DNNL_ARG_SRC, x_.in(r, 0)}, {DNNL_ARG_WEIGHTS, w_.in(r, 1)}, {DNNL_ARG_DST, y_.out(r, 0)}};
+    std::shared_ptr<const KeptInput::Entry> w;
+    if (kept_w_) w = kept_w_->get(r, 1, w_);
+    ExecArgs args{{DNNL_ARG_SRC, x_.in(r, 0)}, {DNNL_ARG_WEIGHTS, w ? w->memory : w_.in(r, 1)}};
+    args.emplace(DNNL_ARG_DST, y_.out(r, 0));
     if (has_bias_) args.emplace(DNNL_ARG_BIAS, b_.in(r, 2));
     dnnl::memory y = args.at(DNNL_ARG_DST);
-    const bool exact = two_paths_ && (find_special_values(r.args().inputs[0], x_desc_) != 0 ||
-                                      find_special_values(r.args().inputs[1], w_desc_) != 0);
+    const bool exact =
+        two_paths_ && (find_special_values(r.args().inputs[0], x_desc_) != 0 ||
+                       (w ? w->special : find_special_values(r.args().inputs[1], w_desc_)) != 0);
     r.execute(exact ? conv_exact_ : conv_, std::move(args));
     y_.finish(r, y, 0);
   }
@@ -170,6 +177,7 @@ class ConvForwardOp : public Op {
   nnrt_tensor_desc x_desc_, w_desc_;
   bool has_bias_ = false, two_paths_ = false;
   Bridge x_, w_, b_, y_;
+  std::unique_ptr<KeptInput> kept_w_;  // when the weights need a reorder
   dnnl::convolution_forward conv_, conv_exact_;
 };
 

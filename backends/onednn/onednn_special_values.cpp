@@ -6,13 +6,14 @@
 #include "nnrt/kernels/half.h"
 
 namespace nnrt::onednn {
-namespace {
 
 int64_t span_elements(const nnrt_tensor_desc &t) {
   int64_t last = 0;
   for (int i = 0; i < t.ndim; ++i) last += (t.dims[i] - 1) * t.strides[i];
   return last + 1;
 }
+
+namespace {
 
 // Whether any of n elements has an all-ones exponent (NaN or an infinity). Magnitude plus the
 // exponent's lowest bit carries into the sign bit exactly for those, so the test is an OR of

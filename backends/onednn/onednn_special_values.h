@@ -17,6 +17,9 @@ enum SpecialValue : uint32_t { kNaN = 1u, kPosInf = 2u, kNegInf = 4u };
 // path). Runs on the calling thread's OpenMP team for large tensors.
 uint32_t find_special_values(const void *data, const nnrt_tensor_desc &t);
 
+// The elements from a tensor's element 0 to its last one, gaps included (strides are >= 0).
+int64_t span_elements(const nnrt_tensor_desc &t);
+
 // Element access for the exact paths (F32 or BF16; stores round to nearest even, with nnrt's
 // shared conversion).
 float load_float(const void *base, int32_t dtype, int64_t offset);

@@ -5,6 +5,7 @@
 // on oneDNN where its plugin is built.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <thread>
 
@@ -175,6 +176,57 @@ TEST_P(PredictPlan, ConcurrentPredictionsShareThePlan) {
     for (std::thread &th : threads) th.join();
     for (int t = 0; t < 4; ++t) EXPECT_EQ(wrong[t], 0) << c.name << " thread " << t;
   }
+}
+
+// x's values in another context.
+Array copy_to(Context &ctx, const Array &x) {
+  std::vector<float> v(static_cast<size_t>(x.numel()));
+  x.copy_to_host(v.data(), v.size() * sizeof(float));
+  return ops::from_host(ctx, NNRT_DTYPE_F32, x.shape(), v.data(), v.size() * sizeof(float));
+}
+
+// Models of the same shapes share the backend's ops (one per descriptor), and a backend may keep
+// what it derives from weights from call to call (oneDNN keeps its convolutions' weights
+// reordered): each model must still predict with its own weights, and a weight written in place
+// (a NaN too) must count at the next call. The oracle is the same model in a fresh context, whose
+// ops have kept nothing.
+TEST_P(PredictPlan, ModelsSharingOpsPredictWithTheirOwnWeights) {
+  auto a = Model::create(ctx_, Json::parse(NNRT_LENET_CONFIG));
+  auto b = Model::create(ctx_, Json::parse(NNRT_LENET_CONFIG));
+  {
+    std::unique_lock<WriterPreferringSharedMutex> write(b->lock());
+    for (Param &p : b->params()) ops::copy_into(*ctx_, ops::scale(*ctx_, p.value, -0.75), p.value);
+  }
+  Array x = random_batch(*ctx_, *a, 2, 21);
+  const std::string path = ::testing::TempDir() + "predict_plan_shared_ops.safetensors";
+  auto fresh = [&](const Model &m) {
+    m.save(path);
+    std::shared_ptr<Context> ctx = make_context(GetParam());
+    return bits(Model::load(ctx, path)->predict(copy_to(*ctx, x)));
+  };
+  const std::vector<uint32_t> want_a = fresh(*a), want_b = fresh(*b);
+  ASSERT_NE(want_a, want_b);
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_EQ(bits(a->predict(x)), want_a) << "round " << round;
+    EXPECT_EQ(bits(b->predict(x)), want_b) << "round " << round;
+  }
+
+  // A NaN written in place into the second convolution's weights.
+  Param *w = nullptr;
+  for (Param &p : b->params())
+    if (p.name == "conv2.weight") w = &p;
+  ASSERT_NE(w, nullptr);
+  {
+    std::unique_lock<WriterPreferringSharedMutex> write(b->lock());
+    std::vector<float> v(static_cast<size_t>(w->value.numel()));
+    w->value.copy_to_host(v.data(), v.size() * sizeof(float));
+    v[7] = std::nanf("");
+    w->value.copy_from_host(v.data(), v.size() * sizeof(float));
+  }
+  const std::vector<uint32_t> want_nan = fresh(*b);
+  EXPECT_EQ(bits(b->predict(x)), want_nan);
+  EXPECT_NE(bits(b->predict(x)), want_b) << "the prediction kept the weights before the NaN";
+  EXPECT_EQ(bits(a->predict(x)), want_a);
 }
 
 // A pass whose output is no op's (a flatten is a view of the input) cannot be replayed into a

@@ -1,0 +1,52 @@
+// Inputs kept in a primitive's layout while their bytes do not change (see onednn_kept_input.h).
+#include "onednn_kept_input.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "onednn_special_values.h"
+
+namespace nnrt::onednn {
+
+namespace {
+
+size_t span_bytes(const nnrt_tensor_desc &t) {
+  return static_cast<size_t>(span_elements(t)) * kernels::dtype_size(t.dtype);
+}
+
+std::shared_ptr<void> aligned_buffer(size_t bytes) {
+  constexpr size_t kAlign = 64;  // oneDNN's preferred alignment
+  void *p = std::aligned_alloc(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
+  if (!p) throw std::bad_alloc();
+  return std::shared_ptr<void>(p, std::free);
+}
+
+}  // namespace
+
+KeptInput::KeptInput(const nnrt_tensor_desc &t, bool scan) : desc_(t), span_bytes_(span_bytes(t)), scan_(scan) {}
+
+std::shared_ptr<const KeptInput::Entry> KeptInput::get(const Run &r, int index, const Bridge &bridge) const {
+  const void *data = r.args().inputs[index];
+  std::shared_ptr<const Entry> kept;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    kept = kept_;
+  }
+  if (kept && std::memcmp(kept->source.get(), data, span_bytes_) == 0) return kept;
+
+  auto made = std::make_shared<Entry>();
+  made->source.reset(new unsigned char[span_bytes_]);
+  std::memcpy(made->source.get(), data, span_bytes_);
+  made->inner = aligned_buffer(bridge.inner().get_size());
+  made->memory = dnnl::memory(bridge.inner(), cpu_engine(), made->inner.get());
+  bridge.in_to(r, index, made->memory);
+  if (scan_) made->special = find_special_values(made->source.get(), desc_);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    kept_ = made;
+  }
+  return made;
+}
+
+}  // namespace nnrt::onednn

@@ -1,0 +1,51 @@
+// An input kept in the layout a primitive reads, from call to call, for as long as its bytes do not
+// change: a model's weights, reordered once instead of at every prediction.
+//
+// A convolution reads its weights in a blocked layout of oneDNN's choice and nnrt's are OIHW, so
+// each call used to reorder them: about a quarter of a batch-1 LeNet prediction (conv2's 25000
+// weights). The op now keeps the reordered copy together with a copy of the bytes it was made from,
+// and a call whose input holds the same bytes (one memcmp, several times cheaper than the reorder)
+// reuses it. Comparing the bytes, not an address or a counter, notices every change whoever made it:
+// a training step, set_param, a restored checkpoint, another model's weights at the same address.
+// A changed input costs the comparison (which stops at the first difference) and the reorder that
+// was done anyway. What the op derives from the bytes (whether they hold NaN or infinities) is kept
+// with them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "onednn_common.h"
+
+namespace nnrt::onednn {
+
+class KeptInput {
+ public:
+  // What a call reads: the input in the primitive's layout, and its special values (a SpecialValue
+  // mask; 0 when not asked for).
+  struct Entry;
+
+  // `t` is the input's descriptor, `scan` whether calls need its special values.
+  KeptInput(const nnrt_tensor_desc &t, bool scan);
+
+  // Input `index` of the run through `bridge` (its user-to-primitive reorder): the kept entry when
+  // the input's bytes are those it was made from, else a new one, reordered now and kept.
+  std::shared_ptr<const Entry> get(const Run &r, int index, const Bridge &bridge) const;
+
+ private:
+  nnrt_tensor_desc desc_;
+  size_t span_bytes_;  // from element 0 to the last element the descriptor covers
+  bool scan_;
+  mutable std::mutex mutex_;
+  mutable std::shared_ptr<const Entry> kept_;
+};
+
+struct KeptInput::Entry {
+  std::unique_ptr<unsigned char[]> source;  // the input's bytes it was made from
+  std::shared_ptr<void> inner;              // the reordered copy (64-byte aligned)
+  dnnl::memory memory;                      // over inner, in the primitive's layout
+  uint32_t special = 0;
+};
+
+}  // namespace nnrt::onednn
