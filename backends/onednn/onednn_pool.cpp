@@ -64,7 +64,7 @@ PoolGeometry pool_geometry(const nnrt_op_attrs &a, const nnrt_tensor_desc &in, c
   return g;
 }
 
-// Below AVX-512, oneDNN 2.6 pools plain NCHW tensors with its simple_nchw kernel, scalar and
+// Below AVX-512, oneDNN 2.6 (and 3.2) pools plain NCHW tensors with its simple_nchw kernel, scalar and
 // slower than nnrt's reference backend (LeNet training with DNNL_MAX_CPU_ISA=AVX2: 59% of all
 // oneDNN time). Channels-last tensors, as inference passes them, get oneDNN's jit kernels; for
 // plain ones this backend runs its own tiled max pooling where it applies (the usual k x k,
