@@ -66,8 +66,10 @@ const char *isa_name(dnnl::cpu_isa isa) {
     case dnnl::cpu_isa::avx: return "avx";
     case dnnl::cpu_isa::avx2: return "avx2";
     case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+#if DNNL_VERSION_MAJOR < 3  // 3.x dropped the Xeon Phi ISAs
     case dnnl::cpu_isa::avx512_mic: return "avx512_mic";
     case dnnl::cpu_isa::avx512_mic_4ops: return "avx512_mic_4ops";
+#endif
     case dnnl::cpu_isa::avx512_core: return "avx512_core";
     case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
     case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";

@@ -81,11 +81,9 @@ class BatchnormOp : public Op {
     const int64_t c = x.dims[1];
     dnnl::normalization_flags flags = kScaleShift;
     if (!training_) flags = flags | dnnl::normalization_flags::use_global_stats;
-    dnnl::batch_normalization_forward::primitive_desc pd(
-        dnnl::batch_normalization_forward::desc(
-            training_ ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference, y_,
-            static_cast<float>(d.attrs.eps), flags),
-        base_attr(), cpu_engine());
+    dnnl::batch_normalization_forward::primitive_desc pd = batchnorm_forward_pd(
+        training_ ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference, y_,
+        static_cast<float>(d.attrs.eps), flags, base_attr());
     layout.need_scratchpad(pd);
     if (copy_first_) {
       dnnl::reorder::primitive_desc rpd(cpu_engine(), x_, cpu_engine(), y_, base_attr());
@@ -154,12 +152,10 @@ class BatchnormBackwardOp : public Op {
     dx_ = ds[2];
     // diff_dst and diff_src share one layout in oneDNN: dy is reordered into dx's when it differs.
     dy_ = Bridge::to_inner(ds[1], dx_, layout, plan_only);
-    dnnl::batch_normalization_forward::primitive_desc hint(
-        dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_training, x_, eps, kScaleShift),
-        cpu_engine());
-    dnnl::batch_normalization_backward::primitive_desc pd(
-        dnnl::batch_normalization_backward::desc(dnnl::prop_kind::backward, dx_, x_, eps, kScaleShift), base_attr(),
-        cpu_engine(), hint);
+    dnnl::batch_normalization_forward::primitive_desc hint =
+        batchnorm_forward_pd(dnnl::prop_kind::forward_training, x_, eps, kScaleShift, dnnl::primitive_attr());
+    dnnl::batch_normalization_backward::primitive_desc pd =
+        batchnorm_backward_pd(dx_, x_, eps, kScaleShift, hint, base_attr());
     layout.need_scratchpad(pd);
     mean_ = Bridge::to_inner(memory_desc(d.inputs[2]), pd.mean_desc(), layout, plan_only);
     var_ = Bridge::to_inner(memory_desc(d.inputs[3]), pd.variance_desc(), layout, plan_only);
@@ -176,17 +172,20 @@ class BatchnormBackwardOp : public Op {
     dnnl::memory dy = dy_.in(r, 1);
     dnnl::memory dgamma = dgamma_.out(r, 1), dbeta = dbeta_.out(r, 2);
     dnnl::memory gamma = gamma_.in(r, 4);
-    r.execute(bnorm_, {{DNNL_ARG_SRC, r.input(x_, 0)},
-                       {DNNL_ARG_DIFF_DST, dnnl::memory(dx_, cpu_engine(), dy.get_data_handle())},
-                       {DNNL_ARG_MEAN, mean_.in(r, 2)},
-                       {DNNL_ARG_VARIANCE, var_.in(r, 3)},
-                       {DNNL_ARG_SCALE, gamma},
-                       // oneDNN 2.6 insists on a shift input with use_shift, though no gradient
-                       // depends on beta; gamma's buffer (read only) stands in for it.
-                       {DNNL_ARG_SHIFT, gamma},
-                       {DNNL_ARG_DIFF_SRC, r.output(dx_, 0)},
-                       {DNNL_ARG_DIFF_SCALE, dgamma},
-                       {DNNL_ARG_DIFF_SHIFT, dbeta}});
+    ExecArgs args{{DNNL_ARG_SRC, r.input(x_, 0)},
+                  {DNNL_ARG_DIFF_DST, dnnl::memory(dx_, cpu_engine(), dy.get_data_handle())},
+                  {DNNL_ARG_MEAN, mean_.in(r, 2)},
+                  {DNNL_ARG_VARIANCE, var_.in(r, 3)},
+                  {DNNL_ARG_SCALE, gamma},
+                  {DNNL_ARG_DIFF_SRC, r.output(dx_, 0)},
+                  {DNNL_ARG_DIFF_SCALE, dgamma},
+                  {DNNL_ARG_DIFF_SHIFT, dbeta}};
+#if DNNL_VERSION_MAJOR < 3
+    // oneDNN 2.6 insists on a shift input with use_shift, though no gradient depends on beta;
+    // gamma's buffer (read only) stands in for it. oneDNN 3 refuses one.
+    args.emplace(DNNL_ARG_SHIFT, gamma);
+#endif
+    r.execute(bnorm_, std::move(args));
     dgamma_.finish(r, dgamma, 1);
     dbeta_.finish(r, dbeta, 2);
   }

@@ -13,8 +13,7 @@ class BinaryOp : public Op {
  public:
   BinaryOp(dnnl::algorithm alg, const md &a, const md &b, const md &c, bool swapped, bool plan_only)
       : a_(a), b_(b), c_(c), swapped_(swapped) {
-    dnnl::binary::primitive_desc pd(dnnl::binary::desc(alg, swapped ? b : a, swapped ? a : b, c), base_attr(),
-                                    cpu_engine());
+    dnnl::binary::primitive_desc pd = make_pd<dnnl::binary>(base_attr(), alg, swapped ? b : a, swapped ? a : b, c);
     layout.need_scratchpad(pd);
     if (!plan_only) {
       log_impl("binary", pd);

@@ -194,7 +194,7 @@ dt dnnl_type(int32_t t) {
     case NNRT_DTYPE_F16: return dt::f16;
     case NNRT_DTYPE_I32: return dt::s32;
     case NNRT_DTYPE_U8: return dt::u8;
-    default: refuse(std::string("oneDNN 2.6 has no such data type [") + dtype_name(t) + "]");
+    default: refuse(std::string("oneDNN has no such data type [") + dtype_name(t) + "]");
   }
 }
 
@@ -387,16 +387,77 @@ EltwiseAlg eltwise_forward_alg(int32_t unary_alg, double alpha, double beta) {
   }
 }
 
+namespace {
+void append_eltwise(dnnl::post_ops &ops, const EltwiseAlg &e) {
+#if DNNL_VERSION_MAJOR >= 3
+  ops.append_eltwise(e.alg, e.alpha, e.beta);  // 3.x dropped the post-op's scale (1 here)
+#else
+  ops.append_eltwise(1.f, e.alg, e.alpha, e.beta);
+#endif
+}
+}  // namespace
+
 dnnl::post_ops fused_post_ops(int32_t fused, double alpha, double beta, bool finite_inputs) {
   dnnl::post_ops ops;
   if (fused == NNRT_UNARY_NONE || fused == NNRT_UNARY_IDENTITY) return ops;
   if (fused == NNRT_UNARY_RELU && finite_inputs) {
-    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    append_eltwise(ops, {dnnl::algorithm::eltwise_relu, 0.f, 0.f});
     return ops;
   }
   EltwiseAlg e = eltwise_forward_alg(fused, alpha, beta);
-  ops.append_eltwise(1.f, e.alg, e.alpha, e.beta);
+  append_eltwise(ops, e);
   return ops;
+}
+
+// ---- oneDNN 2.x and 3.x --------------------------------------------------------------------
+
+dnnl::eltwise_forward::primitive_desc eltwise_forward_pd(dnnl::prop_kind prop, const EltwiseAlg &e, const md &data,
+                                                         const dnnl::primitive_attr &attr) {
+#if DNNL_VERSION_MAJOR >= 3
+  return make_pd<dnnl::eltwise_forward>(attr, prop, e.alg, data, data, e.alpha, e.beta);
+#else
+  return make_pd<dnnl::eltwise_forward>(attr, prop, e.alg, data, e.alpha, e.beta);
+#endif
+}
+
+dnnl::eltwise_backward::primitive_desc eltwise_backward_pd(const EltwiseAlg &e, const md &diff, const md &data,
+                                                           const dnnl::eltwise_forward::primitive_desc &hint,
+                                                           const dnnl::primitive_attr &attr) {
+#if DNNL_VERSION_MAJOR >= 3
+  return make_backward_pd<dnnl::eltwise_backward>(hint, attr, e.alg, diff, diff, data, e.alpha, e.beta);
+#else
+  return make_backward_pd<dnnl::eltwise_backward>(hint, attr, e.alg, diff, data, e.alpha, e.beta);
+#endif
+}
+
+dnnl::batch_normalization_forward::primitive_desc batchnorm_forward_pd(dnnl::prop_kind prop, const md &data, float eps,
+                                                                       dnnl::normalization_flags flags,
+                                                                       const dnnl::primitive_attr &attr) {
+#if DNNL_VERSION_MAJOR >= 3
+  return make_pd<dnnl::batch_normalization_forward>(attr, prop, data, data, eps, flags);
+#else
+  return make_pd<dnnl::batch_normalization_forward>(attr, prop, data, eps, flags);
+#endif
+}
+
+dnnl::batch_normalization_backward::primitive_desc batchnorm_backward_pd(
+    const md &diff, const md &data, float eps, dnnl::normalization_flags flags,
+    const dnnl::batch_normalization_forward::primitive_desc &hint, const dnnl::primitive_attr &attr) {
+#if DNNL_VERSION_MAJOR >= 3
+  return make_backward_pd<dnnl::batch_normalization_backward>(hint, attr, dnnl::prop_kind::backward, diff, diff, data,
+                                                              eps, flags);
+#else
+  return make_backward_pd<dnnl::batch_normalization_backward>(hint, attr, dnnl::prop_kind::backward, diff, data, eps,
+                                                              flags);
+#endif
+}
+
+md any_layout(const md &m) {
+#if DNNL_VERSION_MAJOR >= 3
+  return md(m.get_dims(), m.get_data_type(), dnnl::memory::format_tag::any);
+#else
+  return md(m.dims(), m.data_type(), dnnl::memory::format_tag::any);
+#endif
 }
 
 }  // namespace nnrt::onednn

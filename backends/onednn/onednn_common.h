@@ -229,7 +229,7 @@ using dims = dnnl::memory::dims;
 using dt = dnnl::memory::data_type;
 using md = dnnl::memory::desc;
 
-// The oneDNN type of an nnrt dtype; refuses the ones oneDNN 2.6 has no type for (F64, I64, BOOL).
+// The oneDNN type of an nnrt dtype; refuses the ones oneDNN has no type for (F64, I64, BOOL).
 dt dnnl_type(int32_t nnrt_dtype);
 using kernels::dtype_name;
 
@@ -313,5 +313,62 @@ EltwiseAlg eltwise_forward_alg(int32_t unary_alg, double alpha, double beta);
 // finite or infinite value but NaN (which it turns into 0), and far cheaper than the NaN-keeping
 // elu form in the kernels that apply post-ops element by element (the gemm convolution).
 dnnl::post_ops fused_post_ops(int32_t fused, double alpha, double beta, bool finite_inputs = false);
+
+// ---- oneDNN 2.x and 3.x --------------------------------------------------------------------
+//
+// The plugin builds against Debian's oneDNN 2.6 or PyPI's 3.x (meson option onednn_root). Their
+// API differences are met here, so that the op files read the same for both. oneDNN 3 dropped the
+// operation descriptors (P::desc): its primitive_desc constructors take the engine, then what 2.x's
+// desc took, then the forward hint and the attributes. pooling_v2 and softmax_v2 became pooling
+// and softmax; eltwise and batch normalization take src and dst descriptors apart.
+
+#if DNNL_VERSION_MAJOR >= 3
+using pooling_forward = dnnl::pooling_forward;
+using pooling_backward = dnnl::pooling_backward;
+using softmax_forward = dnnl::softmax_forward;
+using softmax_backward = dnnl::softmax_backward;
+#else
+using pooling_forward = dnnl::pooling_v2_forward;
+using pooling_backward = dnnl::pooling_v2_backward;
+using softmax_forward = dnnl::softmax_v2_forward;
+using softmax_backward = dnnl::softmax_v2_backward;
+#endif
+
+// The primitive descriptor of P on the CPU engine for `args`, the arguments of P's 2.x desc.
+template <class P, class... A>
+typename P::primitive_desc make_pd(const dnnl::primitive_attr &attr, const A &...args) {
+#if DNNL_VERSION_MAJOR >= 3
+  return typename P::primitive_desc(cpu_engine(), args..., attr);
+#else
+  return typename P::primitive_desc(typename P::desc(args...), attr, cpu_engine());
+#endif
+}
+
+// The same for a backward primitive, built against the forward primitive descriptor `hint`.
+template <class P, class H, class... A>
+typename P::primitive_desc make_backward_pd(const H &hint, const dnnl::primitive_attr &attr, const A &...args) {
+#if DNNL_VERSION_MAJOR >= 3
+  return typename P::primitive_desc(cpu_engine(), args..., hint, attr);
+#else
+  return typename P::primitive_desc(typename P::desc(args...), attr, cpu_engine(), hint);
+#endif
+}
+
+// Eltwise and batch normalization with src and dst (diff_src and diff_dst) in one layout, `data`.
+dnnl::eltwise_forward::primitive_desc eltwise_forward_pd(dnnl::prop_kind prop, const EltwiseAlg &e, const md &data,
+                                                         const dnnl::primitive_attr &attr);
+dnnl::eltwise_backward::primitive_desc eltwise_backward_pd(const EltwiseAlg &e, const md &diff, const md &data,
+                                                           const dnnl::eltwise_forward::primitive_desc &hint,
+                                                           const dnnl::primitive_attr &attr);
+dnnl::batch_normalization_forward::primitive_desc batchnorm_forward_pd(dnnl::prop_kind prop, const md &data, float eps,
+                                                                       dnnl::normalization_flags flags,
+                                                                       const dnnl::primitive_attr &attr);
+dnnl::batch_normalization_backward::primitive_desc batchnorm_backward_pd(
+    const md &diff, const md &data, float eps, dnnl::normalization_flags flags,
+    const dnnl::batch_normalization_forward::primitive_desc &hint, const dnnl::primitive_attr &attr);
+
+// m's dims and data type in the layout the primitive chooses (format_tag::any). The accessors
+// differ: 2.x has dims() and data_type(), 3.x get_dims() and get_data_type().
+md any_layout(const md &m);
 
 }  // namespace nnrt::onednn

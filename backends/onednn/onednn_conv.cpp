@@ -130,10 +130,9 @@ class ConvForwardOp : public Op {
       dnnl::primitive_attr attr = base_attr();
       attr.set_post_ops(fused_post_ops(d.attrs.fused, d.attrs.alpha, d.attrs.beta, finite_inputs));
       return first_fast<PD>(g, Pass::forward, [&](const Layouts &l) {
-        return PD(dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                  dnnl::algorithm::convolution_direct, l.x(g, type), l.w(g, type),
-                                                  bias, l.y(g, type), g.strides, g.dilates, g.pad_l, g.pad_r),
-                  attr, cpu_engine());
+        return onednn::make_pd<dnnl::convolution_forward>(
+            attr, dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, l.x(g, type), l.w(g, type),
+            bias, l.y(g, type), g.strides, g.dilates, g.pad_l, g.pad_r);
       });
     };
     PD pd = make_pd(two_paths_);
@@ -184,11 +183,10 @@ class ConvForwardOp : public Op {
 // The forward primitive descriptor the backward ones are built against, in the same layouts.
 dnnl::convolution_forward::primitive_desc forward_hint(const ConvGeometry &g, const Layouts &l, dt type,
                                                        bool with_bias) {
-  return dnnl::convolution_forward::primitive_desc(
-      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                      l.x(g, type), l.w(g, type), with_bias ? vector_desc(g.y_dims[1], type) : md(),
-                                      l.y(g, type), g.strides, g.dilates, g.pad_l, g.pad_r),
-      cpu_engine());
+  return make_pd<dnnl::convolution_forward>(
+      dnnl::primitive_attr(), dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, l.x(g, type),
+      l.w(g, type), with_bias ? vector_desc(g.y_dims[1], type) : md(), l.y(g, type), g.strides, g.dilates, g.pad_l,
+      g.pad_r);
 }
 
 class ConvBackwardDataOp : public Op {
@@ -196,10 +194,9 @@ class ConvBackwardDataOp : public Op {
   ConvBackwardDataOp(const nnrt_op_desc &d, const ConvGeometry &g, dt type, bool plan_only) {
     using PD = dnnl::convolution_backward_data::primitive_desc;
     PD pd = first_fast<PD>(g, Pass::backward_data, [&](const Layouts &l) {
-      return PD(dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, l.x(g, type),
-                                                      l.w(g, type), l.y(g, type), g.strides, g.dilates, g.pad_l,
-                                                      g.pad_r),
-                base_attr(), cpu_engine(), forward_hint(g, l, type, false));
+      return make_backward_pd<dnnl::convolution_backward_data>(
+          forward_hint(g, l, type, false), base_attr(), dnnl::algorithm::convolution_direct, l.x(g, type),
+          l.w(g, type), l.y(g, type), g.strides, g.dilates, g.pad_l, g.pad_r);
     });
     layout.need_scratchpad(pd);
     dy_ = Bridge::to_inner(memory_desc(d.inputs[0]), pd.diff_dst_desc(), layout, plan_only);
@@ -230,11 +227,10 @@ class ConvBackwardWeightsOp : public Op {
     const dt grad_type = type == dt::bf16 ? dt::f32 : type;
     using PD = dnnl::convolution_backward_weights::primitive_desc;
     PD pd = first_fast<PD>(g, Pass::backward_weights, [&](const Layouts &l) {
-      return PD(dnnl::convolution_backward_weights::desc(
-                    dnnl::algorithm::convolution_direct, l.x(g, type), l.w(g, grad_type),
-                    has_bias_ ? vector_desc(g.y_dims[1], grad_type) : md(), l.y(g, type), g.strides, g.dilates,
-                    g.pad_l, g.pad_r),
-                base_attr(), cpu_engine(), forward_hint(g, l, type, has_bias_));
+      return make_backward_pd<dnnl::convolution_backward_weights>(
+          forward_hint(g, l, type, has_bias_), base_attr(), dnnl::algorithm::convolution_direct, l.x(g, type),
+          l.w(g, grad_type), has_bias_ ? vector_desc(g.y_dims[1], grad_type) : md(), l.y(g, type), g.strides,
+          g.dilates, g.pad_l, g.pad_r);
     });
     layout.need_scratchpad(pd);
     x_ = Bridge::to_inner(memory_desc(d.inputs[0]), pd.src_desc(), layout, plan_only);

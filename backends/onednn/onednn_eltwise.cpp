@@ -40,9 +40,8 @@ class UnaryOp : public Op {
  public:
   UnaryOp(const nnrt_tensor_desc &x, const nnrt_tensor_desc &y, const EltwiseAlg &e, bool plan_only)
       : x_(memory_desc(x)), y_(memory_desc(y)), reorder_first_(!same_layout(x, y) || has_zero_stride(x)) {
-    dnnl::eltwise_forward::primitive_desc pd(
-        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, e.alg, y_, e.alpha, e.beta), base_attr(),
-        cpu_engine());
+    dnnl::eltwise_forward::primitive_desc pd =
+        eltwise_forward_pd(dnnl::prop_kind::forward_inference, e, y_, base_attr());
     layout.need_scratchpad(pd);
     if (reorder_first_) {
       dnnl::reorder::primitive_desc rpd(cpu_engine(), x_, cpu_engine(), y_, base_attr());
@@ -82,11 +81,9 @@ class UnaryBackwardOp : public Op {
     dy_ = Bridge::to_inner(memory_desc(dy), same_layout(dy, dx) && !has_zero_stride(dy) ? memory_desc(dy) : dx_,
                            layout, plan_only);
     s_ = Bridge::to_inner(memory_desc(s), has_zero_stride(s) ? dx_ : memory_desc(s), layout, plan_only);
-    dnnl::eltwise_forward::primitive_desc hint(
-        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, e.alg, s_.inner(), e.alpha, e.beta),
-        cpu_engine());
-    dnnl::eltwise_backward::primitive_desc pd(dnnl::eltwise_backward::desc(e.alg, dx_, s_.inner(), e.alpha, e.beta),
-                                              base_attr(), cpu_engine(), hint);
+    dnnl::eltwise_forward::primitive_desc hint =
+        eltwise_forward_pd(dnnl::prop_kind::forward_training, e, s_.inner(), dnnl::primitive_attr());
+    dnnl::eltwise_backward::primitive_desc pd = eltwise_backward_pd(e, dx_, s_.inner(), hint, base_attr());
     require(pd.diff_dst_desc() == dx_, "unary backward: oneDNN wants dy in another layout");
     layout.need_scratchpad(pd);
     if (!plan_only) {

@@ -14,8 +14,6 @@
 namespace nnrt::onednn {
 namespace {
 
-using tag = dnnl::memory::format_tag;
-
 // bias [N] as oneDNN's matmul wants it: c's rank, with dims of 1 but the last.
 md bias_desc(const nnrt_tensor_desc &bias, int rank) {
   dims ds(static_cast<size_t>(rank), 1), st(static_cast<size_t>(rank), 1);
@@ -34,11 +32,10 @@ class MatmulOp : public Op {
     const md a_user = broadcast_desc(a), b_user = broadcast_desc(b), c_user = memory_desc(c);
     const md bias = has_bias_ ? bias_desc(d.inputs[2], c.ndim) : md();
 
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_user, b_user, bias, c_user), attr, cpu_engine());
+    dnnl::matmul::primitive_desc pd = make_pd<dnnl::matmul>(attr, a_user, b_user, bias, c_user);
     if (is_reference_impl(pd)) {
-      const dt type = a_user.data_type();
-      md a_any(a_user.dims(), type, tag::any), b_any(b_user.dims(), type, tag::any), c_any(c_user.dims(), type, tag::any);
-      dnnl::matmul::primitive_desc blocked(dnnl::matmul::desc(a_any, b_any, bias, c_any), attr, cpu_engine());
+      dnnl::matmul::primitive_desc blocked =
+          make_pd<dnnl::matmul>(attr, any_layout(a_user), any_layout(b_user), bias, any_layout(c_user));
       if (!is_reference_impl(blocked)) pd = blocked;
     }
     layout.need_scratchpad(pd);

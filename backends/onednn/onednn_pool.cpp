@@ -1,4 +1,4 @@
-// NNRT_OP_POOL2D and NNRT_OP_POOL2D_BACKWARD through oneDNN's pooling_v2 primitive: max, average
+// NNRT_OP_POOL2D and NNRT_OP_POOL2D_BACKWARD through oneDNN's pooling primitive (pooling_v2 in 2.x): max, average
 // including padding, average excluding padding; f32 or bf16, NCHW with any strides.
 //
 // Max-pool backward needs the forward pass's workspace (where each max was), which nnrt does not
@@ -64,7 +64,7 @@ PoolGeometry pool_geometry(const nnrt_op_attrs &a, const nnrt_tensor_desc &in, c
   return g;
 }
 
-// Below AVX-512, oneDNN 2.6 pools plain NCHW tensors with its simple_nchw kernel, scalar and
+// Below AVX-512, oneDNN 2.6 (and 3.2) pools plain NCHW tensors with its simple_nchw kernel, scalar and
 // slower than nnrt's reference backend (LeNet training with DNNL_MAX_CPU_ISA=AVX2: 59% of all
 // oneDNN time). Channels-last tensors, as inference passes them, get oneDNN's jit kernels; for
 // plain ones this backend runs its own tiled max pooling where it applies (the usual k x k,
@@ -83,9 +83,15 @@ bool use_tiled(const dnnl::primitive_desc_base &pd, const nnrt_op_attrs &a, cons
   return true;
 }
 
-dnnl::pooling_v2_forward::desc forward_desc(dnnl::prop_kind prop, dnnl::algorithm alg, const md &src, const md &dst,
-                                             const PoolGeometry &g) {
-  return dnnl::pooling_v2_forward::desc(prop, alg, src, dst, g.strides, g.kernel, g.dilation, g.pad_l, g.pad_r);
+pooling_forward::primitive_desc forward_pd(dnnl::prop_kind prop, dnnl::algorithm alg, const md &src, const md &dst,
+                                           const PoolGeometry &g) {
+  return make_pd<pooling_forward>(base_attr(), prop, alg, src, dst, g.strides, g.kernel, g.dilation, g.pad_l, g.pad_r);
+}
+
+pooling_backward::primitive_desc backward_pd(dnnl::algorithm alg, const md &diff_src, const md &diff_dst,
+                                             const PoolGeometry &g, const pooling_forward::primitive_desc &hint) {
+  return make_backward_pd<pooling_backward>(hint, base_attr(), alg, diff_src, diff_dst, g.strides, g.kernel,
+                                            g.dilation, g.pad_l, g.pad_r);
 }
 
 class PoolOp : public Op {
@@ -93,19 +99,16 @@ class PoolOp : public Op {
   PoolOp(const nnrt_op_desc &d, const PoolGeometry &g, bool plan_only)
       : y_(memory_desc(d.outputs[0])), is_max_(d.attrs.alg == NNRT_POOL_MAX), exact_(g.exact),
         tiled_{d.attrs.kernel[0], d.attrs.kernel[1]}, x_desc_(d.inputs[0]), y_desc_(d.outputs[0]) {
-    dnnl::pooling_v2_forward::primitive_desc pd(
-        forward_desc(dnnl::prop_kind::forward_inference, pool_alg(d.attrs.alg), memory_desc(d.inputs[0]), y_, g),
-        base_attr(), cpu_engine());
+    pooling_forward::primitive_desc pd =
+        forward_pd(dnnl::prop_kind::forward_inference, pool_alg(d.attrs.alg), memory_desc(d.inputs[0]), y_, g);
     use_tiled_ = use_tiled(pd, d.attrs, d.inputs[0], d.outputs[0], d.inputs[0]);
     if (use_tiled_) return;
-    x_ = readable_input(d.inputs[0], dense_desc(d.inputs[0], y_.data_type()), layout, plan_only);
-    pd = dnnl::pooling_v2_forward::primitive_desc(
-        forward_desc(dnnl::prop_kind::forward_inference, pool_alg(d.attrs.alg), x_.inner(), y_, g), base_attr(),
-        cpu_engine());
+    x_ = readable_input(d.inputs[0], dense_desc(d.inputs[0], dnnl_type(d.outputs[0].dtype)), layout, plan_only);
+    pd = forward_pd(dnnl::prop_kind::forward_inference, pool_alg(d.attrs.alg), x_.inner(), y_, g);
     layout.need_scratchpad(pd);
     if (!plan_only) {
       log_impl("pool", pd);
-      pool_ = dnnl::pooling_v2_forward(pd);
+      pool_ = pooling_forward(pd);
     }
   }
 
@@ -128,36 +131,49 @@ class PoolOp : public Op {
   bool use_tiled_ = false;
   nnrt_tensor_desc x_desc_, y_desc_;
   Bridge x_;
-  dnnl::pooling_v2_forward pool_;
+  pooling_forward pool_;
 };
+
+// The layout pooling backward writes dx in. oneDNN 3 clears diff_src as one dense block, writing
+// into the gaps of a dx with gaps between its elements (and then misses some of them): such a dx
+// is written dense there and reordered into the user's.
+md backward_dx_desc(const nnrt_tensor_desc &dx) {
+#if DNNL_VERSION_MAJOR >= 3
+  int64_t elements = 1, span = 1;
+  for (int i = 0; i < dx.ndim; ++i) {
+    elements *= dx.dims[i];
+    span += (dx.dims[i] - 1) * dx.strides[i];
+  }
+  if (span != elements) return dense_desc(dx, dnnl_type(dx.dtype));
+#endif
+  return memory_desc(dx);
+}
 
 class PoolBackwardOp : public Op {
  public:
   PoolBackwardOp(const nnrt_op_desc &d, const PoolGeometry &g, bool plan_only)
-      : dx_(memory_desc(d.outputs[0])), is_max_(d.attrs.alg == NNRT_POOL_MAX), exact_(g.exact),
+      : dx_(backward_dx_desc(d.outputs[0])), is_max_(d.attrs.alg == NNRT_POOL_MAX), exact_(g.exact),
         tiled_{d.attrs.kernel[0], d.attrs.kernel[1]}, dy_desc_(d.inputs[0]), x_desc_(d.inputs[1]),
         dx_desc_(d.outputs[0]) {
     const nnrt_tensor_desc &dy = d.inputs[0], &x = d.inputs[1];
     dnnl::algorithm alg = pool_alg(d.attrs.alg);
     {
-      dnnl::pooling_v2_forward::primitive_desc fwd(
-          forward_desc(dnnl::prop_kind::forward_training, alg, dx_, memory_desc(dy), g), base_attr(), cpu_engine());
-      dnnl::pooling_v2_backward::primitive_desc bwd(
-          dnnl::pooling_v2_backward::desc(alg, dx_, memory_desc(dy), g.strides, g.kernel, g.dilation, g.pad_l, g.pad_r),
-          base_attr(), cpu_engine(), fwd);
+      // Decided on the user's layout of dx: the kernel oneDNN would pick for it.
+      const md user_dx = memory_desc(d.outputs[0]);
+      pooling_forward::primitive_desc fwd =
+          forward_pd(dnnl::prop_kind::forward_training, alg, user_dx, memory_desc(dy), g);
+      pooling_backward::primitive_desc bwd = backward_pd(alg, user_dx, memory_desc(dy), g, fwd);
       use_tiled_ = use_tiled(bwd, d.attrs, x, dy, d.outputs[0]);
       if (use_tiled_) return;
     }
-    dy_ = readable_input(dy, dense_desc(dy, dx_.data_type()), layout, plan_only);
+    dy_ = readable_input(dy, dense_desc(dy, dnnl_type(d.outputs[0].dtype)), layout, plan_only);
     // The forward pass is rerun on x laid out like dx, so that the forward and backward
     // primitives agree on the workspace.
     if (is_max_) x_ = Bridge::to_inner(memory_desc(x), dx_, layout, plan_only);
-    dnnl::pooling_v2_forward::primitive_desc fwd(
-        forward_desc(dnnl::prop_kind::forward_training, alg, dx_, dy_.inner(), g), base_attr(), cpu_engine());
-    dnnl::pooling_v2_backward::primitive_desc bwd(
-        dnnl::pooling_v2_backward::desc(alg, dx_, dy_.inner(), g.strides, g.kernel, g.dilation, g.pad_l, g.pad_r),
-        base_attr(), cpu_engine(), fwd);
+    pooling_forward::primitive_desc fwd = forward_pd(dnnl::prop_kind::forward_training, alg, dx_, dy_.inner(), g);
+    pooling_backward::primitive_desc bwd = backward_pd(alg, dx_, dy_.inner(), g, fwd);
     layout.need_scratchpad(bwd);
+    dx_user_ = Bridge::to_user(dx_, memory_desc(d.outputs[0]), layout, plan_only);
     if (is_max_) {
       layout.need_scratchpad(fwd);
       y_md_ = fwd.dst_desc();
@@ -167,8 +183,8 @@ class PoolBackwardOp : public Op {
     }
     if (!plan_only) {
       log_impl("pool backward", bwd);
-      if (is_max_) forward_ = dnnl::pooling_v2_forward(fwd);
-      backward_ = dnnl::pooling_v2_backward(bwd);
+      if (is_max_) forward_ = pooling_forward(fwd);
+      backward_ = pooling_backward(bwd);
     }
   }
 
@@ -184,8 +200,9 @@ class PoolBackwardOp : public Op {
                               dx_desc_);
       return;
     }
+    dnnl::memory dx = dx_user_.out(r, 0);
     ExecArgs args{{DNNL_ARG_DIFF_DST, dy_.in(r, 0)},
-                                               {DNNL_ARG_DIFF_SRC, r.output(dx_, 0)}};
+                                               {DNNL_ARG_DIFF_SRC, dx}};
     if (is_max_) {
       dnnl::memory ws = r.buffer(ws_md_, ws_slot_);
       r.execute(forward_, {{DNNL_ARG_SRC, x_.in(r, 1)}, {DNNL_ARG_DST, r.buffer(y_md_, y_slot_)},
@@ -193,6 +210,7 @@ class PoolBackwardOp : public Op {
       args.emplace(DNNL_ARG_WORKSPACE, ws);
     }
     r.execute(backward_, std::move(args));
+    dx_user_.finish(r, dx, 0);
   }
 
  private:
@@ -202,11 +220,11 @@ class PoolBackwardOp : public Op {
   TiledMaxPool tiled_;
   bool use_tiled_ = false;
   nnrt_tensor_desc dy_desc_, x_desc_, dx_desc_;
-  Bridge dy_, x_;
+  Bridge dy_, x_, dx_user_;
   md y_md_, ws_md_;
   int y_slot_ = -1, ws_slot_ = -1;
-  dnnl::pooling_v2_forward forward_;
-  dnnl::pooling_v2_backward backward_;
+  pooling_forward forward_;
+  pooling_backward backward_;
 };
 
 }  // namespace

@@ -15,8 +15,7 @@ class ReduceOp : public Op {
   ReduceOp(dnnl::algorithm alg, float p, const nnrt_tensor_desc &x, const nnrt_tensor_desc &y, bool plan_only)
       : y_(memory_desc(y)) {
     x_ = readable_input(x, dense_desc(x, dnnl_type(x.dtype)), layout, plan_only);
-    dnnl::reduction::primitive_desc pd(dnnl::reduction::desc(alg, x_.inner(), y_, p, 0.f), base_attr(),
-                                       cpu_engine());
+    dnnl::reduction::primitive_desc pd = make_pd<dnnl::reduction>(base_attr(), alg, x_.inner(), y_, p, 0.f);
     // oneDNN 2.6 has jit reductions for a few layouts only; elsewhere its reference kernel runs
     // one thread per output element and calls powf per input for the sum of squares. nnrt's
     // reference backend is vectorized and parallel over any layout: leave such shapes to it.

@@ -1,4 +1,4 @@
-// NNRT_OP_SOFTMAX and NNRT_OP_SOFTMAX_BACKWARD through oneDNN's softmax_v2 primitive
+// NNRT_OP_SOFTMAX and NNRT_OP_SOFTMAX_BACKWARD through oneDNN's softmax primitive (softmax_v2 in 2.x)
 // (softmax_accurate and softmax_log) along one axis, f32 or bf16.
 //
 // NaN and infinities: nnrt subtracts the line's maximum (NaN propagating) before exp, so a line
@@ -81,14 +81,12 @@ class SoftmaxOp : public Op {
   SoftmaxOp(const nnrt_op_desc &d, bool plan_only)
       : y_(memory_desc(d.outputs[0])), x_desc_(d.inputs[0]), y_desc_(d.outputs[0]), axis_(d.attrs.axis) {
     x_ = readable_input(d.inputs[0], y_, layout, plan_only);
-    dnnl::softmax_v2_forward::primitive_desc pd(
-        dnnl::softmax_v2_forward::desc(dnnl::prop_kind::forward_training, softmax_alg(d.attrs.alg), x_.inner(), y_,
-                                       d.attrs.axis),
-        base_attr(), cpu_engine());
+    softmax_forward::primitive_desc pd = make_pd<softmax_forward>(
+        base_attr(), dnnl::prop_kind::forward_training, softmax_alg(d.attrs.alg), x_.inner(), y_, d.attrs.axis);
     layout.need_scratchpad(pd);
     if (!plan_only) {
       log_impl("softmax", pd);
-      softmax_ = dnnl::softmax_v2_forward(pd);
+      softmax_ = softmax_forward(pd);
     }
   }
 
@@ -107,7 +105,7 @@ class SoftmaxOp : public Op {
   nnrt_tensor_desc x_desc_, y_desc_;
   int axis_;
   Bridge x_;
-  dnnl::softmax_v2_forward softmax_;
+  softmax_forward softmax_;
 };
 
 class SoftmaxBackwardOp : public Op {
@@ -118,16 +116,14 @@ class SoftmaxBackwardOp : public Op {
     dy_ = readable_input(d.inputs[0], dx_, layout, plan_only);
     y_ = readable_input(d.inputs[1], dx_, layout, plan_only);
     dnnl::algorithm alg = softmax_alg(d.attrs.alg);
-    dnnl::softmax_v2_forward::primitive_desc hint(
-        dnnl::softmax_v2_forward::desc(dnnl::prop_kind::forward_training, alg, dx_, y_.inner(), d.attrs.axis),
-        cpu_engine());
-    dnnl::softmax_v2_backward::primitive_desc pd(
-        dnnl::softmax_v2_backward::desc(alg, dx_, dy_.inner(), y_.inner(), d.attrs.axis), base_attr(),
-        cpu_engine(), hint);
+    softmax_forward::primitive_desc hint = make_pd<softmax_forward>(
+        dnnl::primitive_attr(), dnnl::prop_kind::forward_training, alg, dx_, y_.inner(), d.attrs.axis);
+    softmax_backward::primitive_desc pd =
+        make_backward_pd<softmax_backward>(hint, base_attr(), alg, dx_, dy_.inner(), y_.inner(), d.attrs.axis);
     layout.need_scratchpad(pd);
     if (!plan_only) {
       log_impl("softmax backward", pd);
-      softmax_ = dnnl::softmax_v2_backward(pd);
+      softmax_ = softmax_backward(pd);
     }
   }
 
@@ -147,7 +143,7 @@ class SoftmaxBackwardOp : public Op {
   nnrt_tensor_desc y_desc_, dx_desc_;
   int axis_;
   Bridge dy_, y_;
-  dnnl::softmax_v2_backward softmax_;
+  softmax_backward softmax_;
 };
 
 }  // namespace
