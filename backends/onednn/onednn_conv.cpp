@@ -114,15 +114,16 @@ PD first_fast(const ConvGeometry &g, Pass pass, Make &&make) {
   return make(candidates.back());
 }
 
-// The forward convolution. A fused relu is built twice: with oneDNN's relu, run when the input
-// and weights are free of NaN and infinities (found by a scan, cheap next to the convolution), and
-// with the NaN-keeping form of fused_post_ops for the other inputs. A NaN can then only reach the
+// The forward convolution. A fused relu is built twice: with oneDNN's relu, run when the input,
+// weights and bias are free of NaN and infinities (found by a scan, cheap next to the
+// convolution), and with the NaN-keeping form of fused_post_ops for the other inputs. A NaN can then only reach the
 // fast path from an overflow inside the sum (inf - inf), which it turns into 0.
 class ConvForwardOp : public Op {
  public:
   ConvForwardOp(const nnrt_op_desc &d, const ConvGeometry &g, dt type, bool plan_only)
       : x_desc_(d.inputs[0]), w_desc_(d.inputs[1]) {
     has_bias_ = d.n_inputs > 2;
+    if (has_bias_) b_desc_ = d.inputs[2];
     two_paths_ = d.attrs.fused == NNRT_UNARY_RELU && (type == dt::f32 || type == dt::bf16);
     md bias = has_bias_ ? vector_desc(g.y_dims[1], type) : md();
     using PD = dnnl::convolution_forward::primitive_desc;
@@ -167,13 +168,14 @@ class ConvForwardOp : public Op {
     dnnl::memory y = args.at(DNNL_ARG_DST);
     const bool exact =
         two_paths_ && (find_special_values(r.args().inputs[0], x_desc_) != 0 ||
-                       (w ? w->special : find_special_values(r.args().inputs[1], w_desc_)) != 0);
+                       (w ? w->special : find_special_values(r.args().inputs[1], w_desc_)) != 0 ||
+                       (has_bias_ && find_special_values(r.args().inputs[2], b_desc_) != 0));
     r.execute(exact ? conv_exact_ : conv_, std::move(args));
     y_.finish(r, y, 0);
   }
 
  private:
-  nnrt_tensor_desc x_desc_, w_desc_;
+  nnrt_tensor_desc x_desc_, w_desc_, b_desc_{};
   bool has_bias_ = false, two_paths_ = false;
   Bridge x_, w_, b_, y_;
   std::unique_ptr<KeptInput> kept_w_;  // when the weights need a reorder
