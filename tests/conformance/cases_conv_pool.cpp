@@ -149,13 +149,13 @@ void add_conv(Picker &p, std::vector<Case> &out) {
       out.push_back(c);
     }
   }
-  // NaN and infinities in the bias of an f32 convolution with a fused relu (a copy of the first
-  // such case above): a backend that scans only x and w for them would let its relu drop a NaN.
+  // A NaN bias (every byte 0xff) in an f32 convolution with a fused relu (a copy of the first such
+  // case above): a backend that scans only x and w for NaN would let its relu drop it.
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i].desc.kind != NNRT_OP_CONV2D || out[i].name.rfind("conv2d/f32/bias/fused:relu/", 0) != 0) continue;
     Case nan_bias = out[i];
-    nan_bias.input_fills[2] = Fill::Special(-1, 1);
-    nan_bias.name += "/nan-inf-bias";
+    nan_bias.input_fills[2] = Fill::Poison();
+    nan_bias.name += "/nan-bias";
     out.push_back(nan_bias);
     break;
   }
