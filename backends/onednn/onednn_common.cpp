@@ -108,7 +108,7 @@ const dnnl::memory &MemorySets::Set::slot(const void *key, int role, void *data,
 const dnnl::memory &MemorySets::Set::get(const md &m, int role, void *data) { return slot(&m, role, data, m); }
 
 const dnnl::memory &MemorySets::Set::scratchpad(size_t bytes, void *data) {
-  for (Slot &s : slots_)
+  for (Slot &s : slots_)  // found without making a descriptor
     if (s.role == kScratchpad) {
       s.memory.set_data_handle(data);
       return s.memory;
@@ -135,25 +135,22 @@ MemorySets::Lease::~Lease() {
 
 // ---- runs ----------------------------------------------------------------------------------
 
-Run::Run(const WorkspaceLayout &layout, const nnrt_op_args &args, MemorySets::Set *memories)
+Run::Run(const WorkspaceLayout &layout, const nnrt_op_args &args, MemorySets::Set &memories)
     : layout_(layout),
       args_(args),
       base_(args.workspace ? layout.aligned_base(args.workspace) : nullptr),
       memories_(memories) {}
 
 dnnl::memory Run::input(const md &m, int index) const {
-  void *data = const_cast<void *>(args_.inputs[index]);
-  return memories_ ? memories_->get(m, index, data) : dnnl::memory(m, cpu_engine(), data);
+  return memories_.get(m, index, const_cast<void *>(args_.inputs[index]));
 }
 
 dnnl::memory Run::output(const md &m, int index) const {
-  void *data = args_.outputs[index];
-  return memories_ ? memories_->get(m, kOutput + index, data) : dnnl::memory(m, cpu_engine(), data);
+  return memories_.get(m, kOutput + index, args_.outputs[index]);
 }
 
 dnnl::memory Run::buffer(const md &m, int slot) const {
-  void *data = layout_.buffer(base_, slot);
-  return memories_ ? memories_->get(m, kBuffer + slot, data) : dnnl::memory(m, cpu_engine(), data);
+  return memories_.get(m, kBuffer + slot, layout_.buffer(base_, slot));
 }
 
 void ExecArgs::emplace(int arg, const dnnl::memory &m) {
@@ -171,14 +168,8 @@ const dnnl::memory &ExecArgs::at(int arg) const {
 
 void Run::execute(const dnnl::primitive &p, ExecArgs memories) const {
   if (layout_.scratchpad_bytes() > 0) {
-    void *data = layout_.scratchpad(base_);
-    if (memories_) {
-      memories.emplace(DNNL_ARG_SCRATCHPAD, memories_->scratchpad(layout_.scratchpad_bytes(), data));
-    } else {
-      md scratch({static_cast<dnnl::memory::dim>(layout_.scratchpad_bytes())}, dt::u8,
-                 dnnl::memory::format_tag::a);
-      memories.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(scratch, cpu_engine(), data));
-    }
+    memories.emplace(DNNL_ARG_SCRATCHPAD,
+                     memories_.scratchpad(layout_.scratchpad_bytes(), layout_.scratchpad(base_)));
   }
   dnnl::error::wrap_c_api(
       dnnl_primitive_execute(p.get(), thread_stream().get(), memories.size(), memories.c_args()),

@@ -157,8 +157,8 @@ class MemorySets {
 
 class Run {
  public:
-  // `memories` (may be NULL: every memory object is made anew) holds the run's memory objects.
-  Run(const WorkspaceLayout &layout, const nnrt_op_args &args, MemorySets::Set *memories = nullptr);
+  // `memories` holds the run's memory objects.
+  Run(const WorkspaceLayout &layout, const nnrt_op_args &args, MemorySets::Set &memories);
 
   dnnl::memory input(const dnnl::memory::desc &md, int index) const;
   dnnl::memory output(const dnnl::memory::desc &md, int index) const;
@@ -172,7 +172,7 @@ class Run {
   const WorkspaceLayout &layout_;
   const nnrt_op_args &args_;
   char *base_;
-  MemorySets::Set *memories_;
+  MemorySets::Set &memories_;
 };
 
 // A created op: primitives and reorders built once, run many times, possibly concurrently (run()
@@ -185,7 +185,7 @@ class Op {
   // One op_run: wraps the arguments and the workspace, then runs.
   void execute(const nnrt_op_args &args) const {
     MemorySets::Lease memories(memories_);
-    run(Run(layout, args, &memories.set()));
+    run(Run(layout, args, memories.set()));
   }
   size_t workspace_bytes() const { return layout.total_bytes(); }
   int n_inputs = 0;

@@ -116,8 +116,8 @@ PD first_fast(const ConvGeometry &g, Pass pass, Make &&make) {
 
 // The forward convolution. A fused relu is built twice: with oneDNN's relu, run when the input,
 // weights and bias are free of NaN and infinities (found by a scan, cheap next to the
-// convolution), and with the NaN-keeping form of fused_post_ops for the other inputs. A NaN can then only reach the
-// fast path from an overflow inside the sum (inf - inf), which it turns into 0.
+// convolution), and with the NaN-keeping form of fused_post_ops for the other inputs. A NaN can
+// then only reach the fast path from an overflow inside the sum (inf - inf), which it turns into 0.
 class ConvForwardOp : public Op {
  public:
   ConvForwardOp(const nnrt_op_desc &d, const ConvGeometry &g, dt type, bool plan_only)
