@@ -226,11 +226,11 @@ int threads_for(const nnrt_op_desc &d, int instance_threads) {
 // Builds (or, plan_only, checks) an op. oneDNN plans a primitive's work split and scratchpad for
 // the thread count it sees when the primitive is made, and some kernels run that many threads
 // whatever the count at execution, so the op's thread count applies here too.
-std::unique_ptr<Op> build(const nnrt_op_desc &d, int threads, bool plan_only) {
+std::unique_ptr<Op> build(const nnrt_op_desc &d, int threads, bool plan_only, bool deterministic) {
   OmpThreadLimit limit(threads);
   Factory f = factory_for(d.kind);
   if (!f) refuse("this op kind is left to the reference backend [kind " + std::to_string(d.kind) + "]");
-  return f(Build{d, plan_only});
+  return f(Build{d, plan_only, deterministic});
 }
 
 int32_t supports(nnrt_backend_instance *instance, const nnrt_op_desc *desc) {
@@ -245,7 +245,7 @@ int32_t supports(nnrt_backend_instance *instance, const nnrt_op_desc *desc) {
     }
     bool ok = true;
     try {
-      build(d, threads_for(d, instance->threads), true);
+      build(d, threads_for(d, instance->threads), true, instance->deterministic != 0);
     } catch (const Unsupported &u) {
       log_debug("refused op kind " + std::to_string(d.kind) + ": " + u.reason);
       ok = false;
@@ -273,7 +273,7 @@ nnrt_status op_create(nnrt_backend_instance *instance, const nnrt_op_desc *desc,
     const int threads = threads_for(d, instance->threads);
     std::unique_ptr<Op> op;
     try {
-      op = build(d, threads, false);
+      op = build(d, threads, false, instance->deterministic != 0);
     } catch (const dnnl::error &e) {
       if (e.status == dnnl_out_of_memory) throw;
       // No implementation for this descriptor (or dims oneDNN finds inconsistent): not ours.

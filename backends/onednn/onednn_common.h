@@ -202,8 +202,10 @@ class Op {
 // knows that oneDNN has implementations for everything it needs, before the (costly) primitives
 // are created, and returns nullptr.
 struct Build {
-  const nnrt_op_desc &desc;
+  const nnrt_op_desc &desc;  // normalized: zero-padded to full size, so its bytes name the op
   bool plan_only;
+  bool deterministic;  // the instance's deterministic mode: no choice may depend on a timing
+  std::string key() const { return std::string(reinterpret_cast<const char *>(&desc), sizeof desc); }
 };
 
 // The factories, one per op family. Each throws Unsupported for descriptors it refuses.

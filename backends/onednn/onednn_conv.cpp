@@ -25,6 +25,7 @@
 // and rounded once by the final reorder.
 #include "onednn_common.h"
 #include "onednn_kept_input.h"
+#include "onednn_measure.h"
 #include "onednn_special_values.h"
 
 namespace nnrt::onednn {
@@ -87,31 +88,48 @@ struct Layouts {
   md w(const ConvGeometry &g, dt t) const { return md(g.w_dims, t, weights); }
 };
 
-// The layouts to try, best first (see the table at the top); the last is oneDNN's own choice.
+// The layouts to try (see the table at the top), in the order deterministic mode takes them; the
+// last is oneDNN's own choice. Below AVX-512, oneDNN's blocked weight-gradient kernel for a handful
+// of input channels is the slow one (LeNet's conv1, AVX2, 1 thread: 7.1 ms blocked, 1.4 ms NHWC).
 std::vector<Layouts> layout_candidates(const ConvGeometry &g, Pass pass) {
-  const Layouts blocked{tag::any, tag::any};
+  const Layouts blocked{tag::any, tag::any}, channels_last{tag::nhwc, tag::any}, plain{tag::nchw, tag::oihw};
   const bool few_input_channels = g.groups == 1 && g.x_dims[1] < 4;
-  if (few_input_channels) {
-    if (pass == Pass::backward_weights) return {blocked};
-    if (pass == Pass::forward) return {{tag::nhwc, tag::any}, {tag::nchw, tag::oihw}, blocked};
-    return {{tag::nchw, tag::oihw}, blocked};
+  if (!few_input_channels) return {channels_last, blocked};
+  switch (pass) {
+    case Pass::forward: return {channels_last, plain, blocked};
+    case Pass::backward_data: return {plain, channels_last, blocked};
+    case Pass::backward_weights:
+      if (has_avx512_kernels()) return {blocked, channels_last};
+      return {channels_last, blocked};
   }
-  return {{tag::nhwc, tag::any}, blocked};
+  return {blocked};
 }
 
-// Builds the primitive descriptor of the first candidate layouts that has a real kernel.
+// The primitive descriptor of the layouts that run fastest here (onednn_measure.h), among the
+// candidates that have a real kernel, and those layouts; oneDNN's reference kernel only when no
+// candidate has better. `user` gives the user's layout of each argument.
+template <class PD>
+struct Chosen {
+  PD pd;
+  Layouts layouts;
+};
 template <class PD, class Make>
-PD first_fast(const ConvGeometry &g, Pass pass, Make &&make) {
-  std::vector<Layouts> candidates = layout_candidates(g, pass);
-  for (size_t i = 0; i + 1 < candidates.size(); ++i) {
+Chosen<PD> choose(const Build &b, const ConvGeometry &g, Pass pass, const std::vector<std::pair<int, md>> &user,
+                  Make &&make) {
+  std::vector<Layouts> tried = layout_candidates(g, pass);
+  std::vector<Chosen<PD>> fast;
+  for (const Layouts &l : tried) {
     try {
-      PD pd = make(candidates[i]);
-      if (!is_reference_impl(pd)) return pd;
+      PD pd = make(l);
+      if (!is_reference_impl(pd)) fast.push_back({pd, l});
     } catch (const dnnl::error &) {
-      // this choice has no implementation: try the next
+      // these layouts have no implementation: try the next
     }
   }
-  return make(candidates.back());
+  if (fast.empty()) return {make(tried.back()), tried.back()};
+  std::vector<Candidate> candidates;
+  for (const Chosen<PD> &c : fast) candidates.push_back({&c.pd, user});
+  return fast[fastest_candidate(b.key(), candidates, !b.plan_only && !b.deterministic)];
 }
 
 // The forward convolution. A fused relu is built twice: with oneDNN's relu, run when the input,
@@ -120,33 +138,40 @@ PD first_fast(const ConvGeometry &g, Pass pass, Make &&make) {
 // then only reach the fast path from an overflow inside the sum (inf - inf), which it turns into 0.
 class ConvForwardOp : public Op {
  public:
-  ConvForwardOp(const nnrt_op_desc &d, const ConvGeometry &g, dt type, bool plan_only)
-      : x_desc_(d.inputs[0]), w_desc_(d.inputs[1]) {
+  ConvForwardOp(const Build &b, const ConvGeometry &g, dt type) : x_desc_(b.desc.inputs[0]), w_desc_(b.desc.inputs[1]) {
+    const nnrt_op_desc &d = b.desc;
+    const bool plan_only = b.plan_only;
     has_bias_ = d.n_inputs > 2;
     if (has_bias_) b_desc_ = d.inputs[2];
     two_paths_ = d.attrs.fused == NNRT_UNARY_RELU && (type == dt::f32 || type == dt::bf16);
     md bias = has_bias_ ? vector_desc(g.y_dims[1], type) : md();
     using PD = dnnl::convolution_forward::primitive_desc;
-    auto make_pd = [&](bool finite_inputs) {
+    const md user_w = user_weights_desc(d.inputs[1], g, type);
+    auto make_pd = [&](bool finite_inputs, const Layouts &l) {
       dnnl::primitive_attr attr = base_attr();
       attr.set_post_ops(fused_post_ops(d.attrs.fused, d.attrs.alpha, d.attrs.beta, finite_inputs));
-      return first_fast<PD>(g, Pass::forward, [&](const Layouts &l) {
-        return onednn::make_pd<dnnl::convolution_forward>(
-            attr, dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, l.x(g, type), l.w(g, type),
-            bias, l.y(g, type), g.strides, g.dilates, g.pad_l, g.pad_r);
-      });
+      return onednn::make_pd<dnnl::convolution_forward>(attr, dnnl::prop_kind::forward_inference,
+                                                        dnnl::algorithm::convolution_direct, l.x(g, type),
+                                                        l.w(g, type), bias, l.y(g, type), g.strides, g.dilates,
+                                                        g.pad_l, g.pad_r);
     };
-    PD pd = make_pd(two_paths_);
+    // Weights are kept reordered between calls (onednn_kept_input.h), so their reorder is not
+    // counted.
+    const Chosen<PD> chosen =
+        choose<PD>(b, g, Pass::forward,
+                   {{DNNL_ARG_SRC, memory_desc(d.inputs[0])}, {DNNL_ARG_DST, memory_desc(d.outputs[0])}},
+                   [&](const Layouts &l) { return make_pd(two_paths_, l); });
+    const PD &pd = chosen.pd;
     layout.need_scratchpad(pd);
     x_ = Bridge::to_inner(memory_desc(d.inputs[0]), pd.src_desc(), layout, plan_only);
-    w_ = Bridge::to_inner(user_weights_desc(d.inputs[1], g, type), pd.weights_desc(), layout, plan_only);
+    w_ = Bridge::to_inner(user_w, pd.weights_desc(), layout, plan_only);
     if (has_bias_) b_ = Bridge::to_inner(memory_desc(d.inputs[2]), pd.bias_desc(), layout, plan_only);
     y_ = Bridge::to_user(pd.dst_desc(), memory_desc(d.outputs[0]), layout, plan_only);
     if (w_.needed()) kept_w_ = std::make_unique<KeptInput>(d.inputs[1], two_paths_);
     if (two_paths_) {
       // The same layouts for both (the post-op does not change oneDNN's choice of kernel family,
       // but checking keeps the bridges right if it ever does).
-      PD exact = make_pd(false);
+      PD exact = make_pd(false, chosen.layouts);
       if (exact.src_desc() != pd.src_desc() || exact.weights_desc() != pd.weights_desc() ||
           exact.dst_desc() != pd.dst_desc())
         refuse("conv2d: the relu variants chose different layouts");
@@ -193,16 +218,24 @@ dnnl::convolution_forward::primitive_desc forward_hint(const ConvGeometry &g, co
 
 class ConvBackwardDataOp : public Op {
  public:
-  ConvBackwardDataOp(const nnrt_op_desc &d, const ConvGeometry &g, dt type, bool plan_only) {
+  ConvBackwardDataOp(const Build &b, const ConvGeometry &g, dt type) {
+    const nnrt_op_desc &d = b.desc;
+    const bool plan_only = b.plan_only;
     using PD = dnnl::convolution_backward_data::primitive_desc;
-    PD pd = first_fast<PD>(g, Pass::backward_data, [&](const Layouts &l) {
-      return make_backward_pd<dnnl::convolution_backward_data>(
-          forward_hint(g, l, type, false), base_attr(), dnnl::algorithm::convolution_direct, l.x(g, type),
-          l.w(g, type), l.y(g, type), g.strides, g.dilates, g.pad_l, g.pad_r);
-    });
+    const md user_w = user_weights_desc(d.inputs[1], g, type);
+    const PD pd = choose<PD>(b, g, Pass::backward_data,
+                             {{DNNL_ARG_DIFF_DST, memory_desc(d.inputs[0])},
+                              {DNNL_ARG_WEIGHTS, user_w},
+                              {DNNL_ARG_DIFF_SRC, memory_desc(d.outputs[0])}},
+                             [&](const Layouts &l) {
+                               return make_backward_pd<dnnl::convolution_backward_data>(
+                                   forward_hint(g, l, type, false), base_attr(), dnnl::algorithm::convolution_direct,
+                                   l.x(g, type), l.w(g, type), l.y(g, type), g.strides, g.dilates, g.pad_l, g.pad_r);
+                             })
+                      .pd;
     layout.need_scratchpad(pd);
     dy_ = Bridge::to_inner(memory_desc(d.inputs[0]), pd.diff_dst_desc(), layout, plan_only);
-    w_ = Bridge::to_inner(user_weights_desc(d.inputs[1], g, type), pd.weights_desc(), layout, plan_only);
+    w_ = Bridge::to_inner(user_w, pd.weights_desc(), layout, plan_only);
     dx_ = Bridge::to_user(pd.diff_src_desc(), memory_desc(d.outputs[0]), layout, plan_only);
     if (!plan_only) {
       log_impl("conv2d backward data", pd);
@@ -223,21 +256,30 @@ class ConvBackwardDataOp : public Op {
 
 class ConvBackwardWeightsOp : public Op {
  public:
-  ConvBackwardWeightsOp(const nnrt_op_desc &d, const ConvGeometry &g, dt type, bool plan_only) {
+  ConvBackwardWeightsOp(const Build &b, const ConvGeometry &g, dt type) {
+    const nnrt_op_desc &d = b.desc;
+    const bool plan_only = b.plan_only;
     has_bias_ = d.n_outputs > 1;
     // Gradients of bf16 weights are summed over the whole batch: accumulate them in f32.
     const dt grad_type = type == dt::bf16 ? dt::f32 : type;
     using PD = dnnl::convolution_backward_weights::primitive_desc;
-    PD pd = first_fast<PD>(g, Pass::backward_weights, [&](const Layouts &l) {
-      return make_backward_pd<dnnl::convolution_backward_weights>(
-          forward_hint(g, l, type, has_bias_), base_attr(), dnnl::algorithm::convolution_direct, l.x(g, type),
-          l.w(g, grad_type), has_bias_ ? vector_desc(g.y_dims[1], grad_type) : md(), l.y(g, type), g.strides,
-          g.dilates, g.pad_l, g.pad_r);
-    });
+    const md user_dw = user_weights_desc(d.outputs[0], g, type);
+    const PD pd = choose<PD>(b, g, Pass::backward_weights,
+                             {{DNNL_ARG_SRC, memory_desc(d.inputs[0])},
+                              {DNNL_ARG_DIFF_DST, memory_desc(d.inputs[1])},
+                              {DNNL_ARG_DIFF_WEIGHTS, user_dw}},
+                             [&](const Layouts &l) {
+                               return make_backward_pd<dnnl::convolution_backward_weights>(
+                                   forward_hint(g, l, type, has_bias_), base_attr(),
+                                   dnnl::algorithm::convolution_direct, l.x(g, type), l.w(g, grad_type),
+                                   has_bias_ ? vector_desc(g.y_dims[1], grad_type) : md(), l.y(g, type), g.strides,
+                                   g.dilates, g.pad_l, g.pad_r);
+                             })
+                      .pd;
     layout.need_scratchpad(pd);
     x_ = Bridge::to_inner(memory_desc(d.inputs[0]), pd.src_desc(), layout, plan_only);
     dy_ = Bridge::to_inner(memory_desc(d.inputs[1]), pd.diff_dst_desc(), layout, plan_only);
-    dw_ = Bridge::to_user(pd.diff_weights_desc(), user_weights_desc(d.outputs[0], g, type), layout, plan_only);
+    dw_ = Bridge::to_user(pd.diff_weights_desc(), user_dw, layout, plan_only);
     if (has_bias_) db_ = Bridge::to_user(pd.diff_bias_desc(), memory_desc(d.outputs[1]), layout, plan_only);
     if (!plan_only) {
       log_impl("conv2d backward weights", pd);
@@ -274,7 +316,7 @@ std::unique_ptr<Op> make_conv(const Build &b) {
                            : require_compute_dtype({&d.inputs[0], &d.inputs[1], &d.outputs[0]});
   ConvGeometry g = conv_geometry(d.attrs, d.inputs[0], d.inputs[1], d.outputs[0]);
   if (d.n_inputs > 2) require(d.inputs[2].ndim == 1 && d.inputs[2].dims[0] == g.y_dims[1], "conv: bias is not [O]");
-  auto op = std::make_unique<ConvForwardOp>(d, g, type, b.plan_only);
+  auto op = std::make_unique<ConvForwardOp>(b, g, type);
   return b.plan_only ? nullptr : std::move(op);
 }
 
@@ -283,7 +325,7 @@ std::unique_ptr<Op> make_conv_backward_data(const Build &b) {
   check_common(d, 2, 2, 1, 1);
   dt type = require_compute_dtype({&d.inputs[0], &d.inputs[1], &d.outputs[0]});
   ConvGeometry g = conv_geometry(d.attrs, d.outputs[0], d.inputs[1], d.inputs[0]);
-  auto op = std::make_unique<ConvBackwardDataOp>(d, g, type, b.plan_only);
+  auto op = std::make_unique<ConvBackwardDataOp>(b, g, type);
   return b.plan_only ? nullptr : std::move(op);
 }
 
@@ -295,7 +337,7 @@ std::unique_ptr<Op> make_conv_backward_weights(const Build &b) {
   ConvGeometry g = conv_geometry(d.attrs, d.inputs[0], d.outputs[0], d.inputs[1]);
   if (d.n_outputs > 1)
     require(d.outputs[1].ndim == 1 && d.outputs[1].dims[0] == g.y_dims[1], "conv backward weights: db is not [O]");
-  auto op = std::make_unique<ConvBackwardWeightsOp>(d, g, type, b.plan_only);
+  auto op = std::make_unique<ConvBackwardWeightsOp>(b, g, type);
   return b.plan_only ? nullptr : std::move(op);
 }
 

@@ -1,0 +1,108 @@
+// Measured choice among primitives (see onednn_measure.h).
+#include "onednn_measure.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <unordered_map>
+
+namespace nnrt::onednn {
+namespace {
+
+// Every argument a candidate may take; the primitive descriptor says which it has.
+constexpr int kArgs[] = {DNNL_ARG_SRC,          DNNL_ARG_WEIGHTS,      DNNL_ARG_BIAS,     DNNL_ARG_DST,
+                         DNNL_ARG_DIFF_SRC,     DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_BIAS, DNNL_ARG_DIFF_DST,
+                         DNNL_ARG_WORKSPACE,    DNNL_ARG_SCRATCHPAD};
+
+// Scratch memory of descriptor m, filled with small finite values (every 16-bit half reads 0x3e80:
+// 0.25 as bf16, about 0.25 as f32), so that no kernel meets denormals or NaN.
+dnnl::memory scratch(const md &m) {
+  dnnl::memory mem(m, cpu_engine());
+  auto *p = static_cast<uint16_t *>(mem.get_data_handle());
+  std::fill(p, p + m.get_size() / sizeof(uint16_t), static_cast<uint16_t>(0x3e80));
+  return mem;
+}
+
+// One candidate made runnable: its primitive and the reorders its bridges would run.
+struct Trial {
+  dnnl::primitive primitive;
+  std::unordered_map<int, dnnl::memory> args;
+  std::vector<std::pair<dnnl::reorder, std::pair<dnnl::memory, dnnl::memory>>> reorders;
+
+  explicit Trial(const Candidate &c) : primitive(c.pd->get()) {
+    for (int arg : kArgs) {
+      md m = c.pd->query_md(dnnl::query::exec_arg_md, arg);
+      if (m.get_size() != 0) args.emplace(arg, scratch(m));
+    }
+    for (const auto &[arg, user] : c.user_layouts) {
+      auto it = args.find(arg);
+      if (it == args.end() || it->second.get_desc() == user) continue;
+      dnnl::memory u = scratch(user);
+      reorders.push_back({dnnl::reorder(u, it->second), {u, it->second}});
+    }
+  }
+
+  double seconds() {
+    dnnl::stream &s = thread_stream();
+    const auto start = std::chrono::steady_clock::now();
+    for (auto &[r, from_to] : reorders) r.execute(s, from_to.first, from_to.second);
+    primitive.execute(s, args);
+    s.wait();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+};
+
+// The best of a few runs after a first one (which also faults the pages in); one run is enough
+// to rule out a candidate slower than a tenth of a second.
+double measure_one(const Candidate &c) {
+  Trial t(c);
+  const double first = t.seconds();
+  if (first > 0.1) return first;
+  double best = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < 3; ++i) best = std::min(best, t.seconds());
+  return best;
+}
+
+std::mutex choices_mutex;
+std::unordered_map<std::string, size_t> &choices() {
+  static std::unordered_map<std::string, size_t> table;
+  return table;
+}
+
+}  // namespace
+
+size_t fastest_candidate(const std::string &key, const std::vector<Candidate> &candidates, bool measure) {
+  if (candidates.size() <= 1 || !measure) return 0;
+  const std::string full_key = key + "/threads " + std::to_string(omp_get_max_threads());
+  {
+    std::lock_guard<std::mutex> lock(choices_mutex);
+    auto it = choices().find(full_key);
+    if (it != choices().end() && it->second < candidates.size()) return it->second;
+  }
+  size_t best = 0;
+  double best_seconds = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const double s = measure_one(candidates[i]);
+    log_debug("measured " + std::string(candidates[i].pd->impl_info_str()) + ": " + std::to_string(s * 1e6) + " us");
+    if (s < best_seconds) {
+      best_seconds = s;
+      best = i;
+    }
+  }
+  std::lock_guard<std::mutex> lock(choices_mutex);
+  if (choices().size() >= 4096) choices().clear();  // a bound, not a policy
+  choices().emplace(full_key, best);
+  return best;
+}
+
+bool has_avx512_kernels() {
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const auto avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+  return (isa & avx512) == avx512;
+}
+
+}  // namespace nnrt::onednn
