@@ -36,6 +36,27 @@ void visit_optimizer_alg(int alg, Fn &&fn) {
   }
 }
 
+// The update of n contiguous elements (the usual case: parameters, gradients and states are dense
+// tensors of one layout). Written for the vectorizer: the same per-element rule, with no strides and
+// no aliasing, so that it runs 4 or 8 elements an instruction. Vector sqrt and division round as the
+// scalar ones do, so the results are the strided loop's bit for bit (the backend is built with
+// -fno-math-errno, see meson.build, without which GCC keeps sqrtf a scalar call). Before, an AdaGrad
+// update of the bench's MLP (1.9 M parameters) took 29% of a training step (AVX2, 1 thread).
+template <int Alg, bool HasState0, bool HasState1>
+void update_contiguous(const float *__restrict grad, float *__restrict param, float *__restrict state0,
+                       float *__restrict state1, int64_t n, const kernels::OptimizerStep &step) {
+  const kernels::OptimizerStep s = step;  // a local copy: no store through param can change it
+  for (int64_t i = 0; i < n; ++i) {
+    float p = param[i];
+    float v0 = HasState0 ? state0[i] : 0.0f;
+    float v1 = HasState1 ? state1[i] : 0.0f;
+    kernels::optimizer_update<Alg>(grad[i], p, v0, v1, s);
+    param[i] = p;
+    if (HasState0) state0[i] = v0;
+    if (HasState1) state1[i] = v1;
+  }
+}
+
 class OptimizerKernel final : public OpKernel {
  public:
   explicit OptimizerKernel(const OpSetup &setup)
@@ -63,6 +84,16 @@ class OptimizerKernel final : public OpKernel {
         for_each_run(loop_, begin, end, [&](const int64_t *o, int64_t n) {
           const int64_t sg = loop_.inner_stride(0), sp = loop_.inner_stride(1), s0 = loop_.inner_stride(2),
                         s1 = loop_.inner_stride(3);
+          if (sg == 1 && sp == 1 && s0 == 1 && s1 == 1) {
+            float *st0 = state0 ? state0 + o[2] : nullptr, *st1 = state1 ? state1 + o[3] : nullptr;
+            if (state1)
+              update_contiguous<Alg, true, true>(grad + o[0], param + o[1], st0, st1, n, step);
+            else if (state0)
+              update_contiguous<Alg, true, false>(grad + o[0], param + o[1], st0, st1, n, step);
+            else
+              update_contiguous<Alg, false, false>(grad + o[0], param + o[1], st0, st1, n, step);
+            return;
+          }
           for (int64_t i = 0; i < n; ++i) {
             float p = param[o[1] + i * sp];
             float v0 = state0 ? state0[o[2] + i * s0] : 0.0f;
