@@ -102,8 +102,9 @@ void backward(const TiledMaxPool &p, const float *dy, const nnrt_tensor_desc &dy
       float *d = dxp + i * p.kernel_h * dxd.strides[2];
       backward_row<KH, KW>(xp + i * p.kernel_h * xd.strides[2], xd.strides[2], gp + i * dyd.strides[2], p.kernel_h,
                            p.kernel_w, ow, d, dxd.strides[2]);
-      for (int64_t a = 0; a < p.kernel_h; ++a)  // columns past the last window
-        std::fill(d + a * dxd.strides[2] + covered_w, d + a * dxd.strides[2] + w, 0.f);
+      if (covered_w < w)  // columns past the last window
+        for (int64_t a = 0; a < p.kernel_h; ++a)
+          std::fill(d + a * dxd.strides[2] + covered_w, d + a * dxd.strides[2] + w, 0.f);
     }
     for (int64_t r = oh * p.kernel_h; r < h; ++r) std::fill(dxp + r * dxd.strides[2], dxp + r * dxd.strides[2] + w, 0.f);
   });

@@ -269,9 +269,12 @@ void add_pool(Picker &p, std::vector<Case> &out) {
   // Such windows with every tensor plain or every one channels-last (as prediction plans pass
   // activations), on inputs full of -inf, NaN and ties; LeNet's pools among them.
   for (Layout l : {Layout::contiguous, Layout::channels_last})
-    for (PoolShape s : {PoolShape{2, 3, 9, 11, 2, 2, 2, 2, 0, 0, 0, 0}, PoolShape{2, 20, 24, 24, 2, 2, 2, 2, 0, 0, 0, 0},
-                        PoolShape{3, 50, 8, 8, 2, 2, 2, 2, 0, 0, 0, 0}, PoolShape{1, 5, 10, 11, 3, 3, 3, 3, 0, 0, 0, 0},
-                        PoolShape{2, 9, 5, 3, 2, 2, 2, 2, 0, 0, 0, 0}, PoolShape{1, 4, 8, 7, 2, 4, 2, 4, 0, 0, 0, 0}}) {
+    for (PoolShape s : {PoolShape{2, 3, 9, 11, 2, 2, 2, 2, 0, 0, 0, 0},
+                        PoolShape{2, 20, 24, 24, 2, 2, 2, 2, 0, 0, 0, 0},
+                        PoolShape{3, 50, 8, 8, 2, 2, 2, 2, 0, 0, 0, 0},
+                        PoolShape{1, 5, 10, 11, 3, 3, 3, 3, 0, 0, 0, 0},
+                        PoolShape{2, 9, 5, 3, 2, 2, 2, 2, 0, 0, 0, 0},
+                        PoolShape{1, 4, 8, 7, 2, 4, 2, 4, 0, 0, 0, 0}}) {
       add_pool_pair(tiled, NNRT_DTYPE_F32, NNRT_POOL_MAX, s, out, false, PoolFill::edges, &l);
       add_pool_pair(tiled, NNRT_DTYPE_F32, NNRT_POOL_MAX, s, out, false, PoolFill::usual, &l);
     }
