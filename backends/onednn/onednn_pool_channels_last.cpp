@@ -1,7 +1,7 @@
 // The channels-last max pooling of onednn_pool_channels_last.h. For each output pixel the loop over
 // channels is the inner one, reading the window's pixels as contiguous channel vectors, with the
 // window unrolled (its size a template parameter), so that the compiler vectorizes it whatever C
-// is. The max is nnrt's (replaces_max, onednn_pool_exact.h), so unlike oneDNN's kernel it needs no
+// is (GCC 12 does for 2x2 forward and backward and 3x3 forward; the 3x3 backward stays scalar). The max is nnrt's (replaces_max, onednn_pool_exact.h), so unlike oneDNN's kernel it needs no
 // scan of x for NaN and -inf first. Built for AVX-512, AVX2 and the x86-64 baseline, as
 // onednn_special_values.cpp is; the loader picks one.
 //

@@ -2,7 +2,6 @@
 // other max pooling kernels share with it.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 
 #include "nnrt/nnrt_backend.h"
