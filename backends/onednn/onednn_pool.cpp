@@ -69,9 +69,10 @@ PoolGeometry pool_geometry(const nnrt_op_attrs &a, const nnrt_tensor_desc &in, c
 
 // Below AVX-512, oneDNN 2.6 (and 3.2) pools plain NCHW tensors with its simple_nchw kernel, scalar and
 // slower than nnrt's reference backend (LeNet training with DNNL_MAX_CPU_ISA=AVX2: 59% of all
-// oneDNN time). Channels-last tensors, as inference passes them, get oneDNN's jit kernels; for
-// plain ones this backend runs its own tiled max pooling where it applies (the usual k x k,
-// stride k pools) and leaves the rest to another backend.
+// oneDNN time). Channels-last tensors, as inference passes them, get oneDNN's jit kernels (except
+// the 2x2 and 3x3 max pools the plugin's channels-last kernel takes, see pick_kernel); for plain
+// ones this backend runs its own tiled max pooling where it applies (the usual k x k, stride k
+// pools) and leaves the rest to another backend.
 bool plain_kernel(const dnnl::primitive_desc_base &pd) {
   return std::string(pd.impl_info_str()).rfind("simple_nchw", 0) == 0;
 }
