@@ -1,11 +1,14 @@
 // bench/ops: throughput of the ops that dominate training, on the reference and oneDNN backends,
 // driven through the plugin ABI exactly as nnrt drives them (op created once, op_run timed), and
-// the same matrix products through OpenBLAS's cblas_sgemm for scale. Prints figures, never
-// pass/fail.
+// the same matrix products through OpenBLAS's cblas_sgemm for scale, and LeNet's max poolings in
+// microseconds per call, plain NCHW (as training passes them) and channels-last (as prediction
+// plans do). Prints figures, never pass/fail.
 //
-//   ops [PATH/libnnrt-backend-onednn.so]      (default: ./libnnrt-backend-onednn.so)
+//   ops [PATH/libnnrt-backend-onednn.so [THREADS [pool]]]   (default: ./libnnrt-backend-onednn.so, 2)
 //
-// Everything runs on 2 threads: the backends get threads = 2, OpenBLAS openblas_set_num_threads(2).
+// With `pool`, only the max pooling rows.
+//
+// Everything runs on THREADS threads: the backends get them, and OpenBLAS openblas_set_num_threads.
 #include <cblas.h>
 #include <dlfcn.h>
 
@@ -26,7 +29,7 @@
 
 namespace {
 
-constexpr int kThreads = 2;
+int threads = 2;  // THREADS
 
 // Seconds per call of f: calls are timed in batches of about a millisecond, repeated for
 // `budget` seconds, and the fastest batch counts. The minimum is what the code can do; other
@@ -88,11 +91,11 @@ class Backend {
  public:
   Backend(const char *label, const nnrt_backend_v1 *table) : label_(label), t_(table) {
     if (!t_) return;
-    pool_ = nnrt::test::make_test_pool(kThreads);
+    pool_ = nnrt::test::make_test_pool(threads);
     nnrt_device_config cfg;
     std::memset(&cfg, 0, sizeof cfg);
     cfg.struct_size = sizeof cfg;
-    cfg.threads = kThreads;
+    cfg.threads = threads;
     cfg.pool = pool_;
     if (t_->open(&cfg, &inst_) != NNRT_OK) inst_ = nullptr;
   }
@@ -207,14 +210,60 @@ struct Conv {
   nnrt_tensor_desc y() const { return tensor({n, o, oh(), ow()}); }
 };
 
+// NCHW dims stored channels-last.
+nnrt_tensor_desc channels_last(std::vector<int64_t> nchw) {
+  nnrt_tensor_desc t = tensor(nchw);
+  t.strides[1] = 1;
+  t.strides[3] = nchw[1];
+  t.strides[2] = nchw[1] * nchw[3];
+  t.strides[0] = nchw[1] * nchw[3] * nchw[2];
+  return t;
+}
+
+// LeNet's 2x2, stride 2 max poolings: forward and backward, plain and channels-last.
+void pool_rows(Backend &ref, Backend &dnnl) {
+  std::printf("\n%-34s %10s %10s\n", "max pool 2x2/2 (us per op_run)", "reference", "onednn");
+  struct Pool {
+    int64_t n, c, h;
+  };
+  for (Pool p : {Pool{1, 20, 24}, Pool{64, 20, 24}, Pool{256, 20, 24}, Pool{64, 50, 8}})
+    for (bool last : {false, true}) {
+      const std::vector<int64_t> xd{p.n, p.c, p.h, p.h}, yd{p.n, p.c, p.h / 2, p.h / 2};
+      const nnrt_tensor_desc x = last ? channels_last(xd) : tensor(xd), y = last ? channels_last(yd) : tensor(yd);
+      nnrt_op_desc fwd = op_desc(NNRT_OP_POOL2D, {x}, {y}), bwd = op_desc(NNRT_OP_POOL2D_BACKWARD, {y, x}, {x});
+      for (nnrt_op_desc *d : {&fwd, &bwd}) {
+        d->attrs.alg = NNRT_POOL_MAX;
+        d->attrs.kernel[0] = d->attrs.kernel[1] = d->attrs.stride[0] = d->attrs.stride[1] = 2;
+      }
+      char name[64];
+      for (nnrt_op_desc *d : {&fwd, &bwd}) {
+        std::snprintf(name, sizeof name, "%lldx%lldx%lldx%lld %s %s", static_cast<long long>(p.n),
+                      static_cast<long long>(p.c), static_cast<long long>(p.h), static_cast<long long>(p.h),
+                      last ? "nhwc" : "nchw", d == &fwd ? "fwd" : "bwd");
+        std::printf("%-34s %10.1f %10.1f\n", name, ref.time(*d) * 1e6, dnnl.time(*d) * 1e6);
+      }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
   const char *plugin = argc > 1 ? argv[1] : "./libnnrt-backend-onednn.so";
+  if (argc > 2) threads = std::atoi(argv[2]);
+  const bool only_pool = argc > 3 && std::strcmp(argv[3], "pool") == 0;
+  if (threads < 1 || argc > 4 || (argc > 3 && !only_pool)) {
+    std::fprintf(stderr, "usage: %s [PLUGIN.so [THREADS >= 1 [pool]]]\n", argv[0]);
+    return 2;
+  }
   Backend ref("reference", nnrt::reference::backend_entry(NNRT_BACKEND_ABI_MAJOR, quiet_host()));
   Backend dnnl("onednn", load_plugin(plugin));
-  openblas_set_num_threads(kThreads);
-  std::printf("bench/ops: %d threads; GFLOP/s (higher is better)\n\n", kThreads);
+  openblas_set_num_threads(threads);
+  if (only_pool) {
+    std::printf("bench/ops: %d threads\n", threads);
+    pool_rows(ref, dnnl);
+    return 0;
+  }
+  std::printf("bench/ops: %d threads; GFLOP/s (higher is better)\n\n", threads);
   std::printf("%-34s %10s %10s %10s %10s\n", "op", "reference", "onednn", "openblas", "dnnl/blas");
 
   for (auto mkn : {std::vector<int>{64, 784, 1024}, std::vector<int>{1024, 1024, 1024}}) {
@@ -250,5 +299,6 @@ int main(int argc, char **argv) {
                          {"relu f32[4]", &relu},
                          {"matmul 8x8x8", &mm}})
     std::printf("%-34s %10.2f %10.2f\n", name, ref.time(*d) * 1e6, dnnl.time(*d) * 1e6);
+  pool_rows(ref, dnnl);
   return 0;
 }

@@ -7,14 +7,17 @@
 // checks it with tied inputs).
 //
 // NaN and -inf: oneDNN's max skips NaN and starts from -FLT_MAX; nnrt's propagates NaN and gives
-// -inf for a window of -inf. Max pooling therefore scans x first (one read, the cost of a fraction
-// of the op) and computes exactly, in onednn_pool_exact.cpp, when x holds either.
+// -inf for a window of -inf. Max pooling through oneDNN therefore scans x first (one read, the cost
+// of a fraction of the op) and computes exactly, in onednn_pool_exact.cpp, when x holds either.
 //
-// Shapes oneDNN leaves to its simple_nchw kernel (see plain_kernel) run nnrt's tiled max pooling
-// (onednn_pool_tiled.cpp) where it applies, and are refused otherwise. Refused too: windows that
-// lie wholly in padding: nnrt defines them (-inf for max, 0 for average); oneDNN gives -FLT_MAX
-// for max and divides by zero for average excluding padding.
+// The plugin's own kernels compute nnrt's max exactly and need no scan: shapes oneDNN leaves to its
+// simple_nchw kernel (see plain_kernel) run the tiled max pooling (onednn_pool_tiled.cpp) where it
+// applies, and are refused otherwise; channels-last 2x2 and 3x3 pools whose windows tile the input
+// run onednn_pool_channels_last.cpp, faster than oneDNN's jit kernel (figures there). Refused too:
+// windows that lie wholly in padding: nnrt defines them (-inf for max, 0 for average); oneDNN gives
+// -FLT_MAX for max and divides by zero for average excluding padding.
 #include "onednn_common.h"
+#include "onednn_pool_channels_last.h"
 #include "onednn_pool_exact.h"
 #include "onednn_pool_tiled.h"
 #include "onednn_special_values.h"
@@ -66,21 +69,24 @@ PoolGeometry pool_geometry(const nnrt_op_attrs &a, const nnrt_tensor_desc &in, c
 
 // Below AVX-512, oneDNN 2.6 (and 3.2) pools plain NCHW tensors with its simple_nchw kernel, scalar and
 // slower than nnrt's reference backend (LeNet training with DNNL_MAX_CPU_ISA=AVX2: 59% of all
-// oneDNN time). Channels-last tensors, as inference passes them, get oneDNN's jit kernels; for
-// plain ones this backend runs its own tiled max pooling where it applies (the usual k x k,
-// stride k pools) and leaves the rest to another backend.
+// oneDNN time). Channels-last tensors, as inference passes them, get oneDNN's jit kernels (except
+// the 2x2 and 3x3 max pools the plugin's channels-last kernel takes, see pick_kernel); for plain
+// ones this backend runs its own tiled max pooling where it applies (the usual k x k, stride k
+// pools) and leaves the rest to another backend.
 bool plain_kernel(const dnnl::primitive_desc_base &pd) {
   return std::string(pd.impl_info_str()).rfind("simple_nchw", 0) == 0;
 }
-// Whether a pool whose oneDNN kernel would be `pd` runs the tiled kernel instead, on input x (and,
-// backward, dx) and output y; refuses when neither is worth running.
-bool use_tiled(const dnnl::primitive_desc_base &pd, const nnrt_op_attrs &a, const nnrt_tensor_desc &x,
-               const nnrt_tensor_desc &y, const nnrt_tensor_desc &dx) {
-  if (!plain_kernel(pd)) return false;
+// Which kernel runs a pool whose oneDNN kernel would be `pd`, on input x (and, backward, dx) and
+// output y; refuses when none is worth running.
+enum class Kernel { onednn, tiled, channels_last };
+Kernel pick_kernel(const dnnl::primitive_desc_base &pd, const nnrt_op_attrs &a, const nnrt_tensor_desc &x,
+                   const nnrt_tensor_desc &y, const nnrt_tensor_desc &dx) {
+  if (channels_last_max_pool_applies(a, x, y) && channels_last_max_pool_applies(a, dx, y)) return Kernel::channels_last;
+  if (!plain_kernel(pd)) return Kernel::onednn;
   if (!tiled_max_pool_applies(a, x, y) || !tiled_max_pool_applies(a, dx, y)) {
     refuse("pool: oneDNN has only its plain simple_nchw kernel for this shape and ISA");
   }
-  return true;
+  return Kernel::tiled;
 }
 
 pooling_forward::primitive_desc forward_pd(dnnl::prop_kind prop, dnnl::algorithm alg, const md &src, const md &dst,
@@ -101,8 +107,8 @@ class PoolOp : public Op {
         tiled_{d.attrs.kernel[0], d.attrs.kernel[1]}, x_desc_(d.inputs[0]), y_desc_(d.outputs[0]) {
     pooling_forward::primitive_desc pd =
         forward_pd(dnnl::prop_kind::forward_inference, pool_alg(d.attrs.alg), memory_desc(d.inputs[0]), y_, g);
-    use_tiled_ = use_tiled(pd, d.attrs, d.inputs[0], d.outputs[0], d.inputs[0]);
-    if (use_tiled_) return;
+    kernel_ = pick_kernel(pd, d.attrs, d.inputs[0], d.outputs[0], d.inputs[0]);
+    if (kernel_ != Kernel::onednn) return;
     x_ = readable_input(d.inputs[0], dense_desc(d.inputs[0], dnnl_type(d.outputs[0].dtype)), layout, plan_only);
     pd = forward_pd(dnnl::prop_kind::forward_inference, pool_alg(d.attrs.alg), x_.inner(), y_, g);
     layout.need_scratchpad(pd);
@@ -114,11 +120,14 @@ class PoolOp : public Op {
 
   void run(const Run &r) const override {
     const nnrt_op_args &a = r.args();
-    if (is_max_ && needs_exact_max(a.inputs[0], x_desc_))
+    const auto *x = static_cast<const float *>(a.inputs[0]);
+    auto *y = static_cast<float *>(a.outputs[0]);
+    if (kernel_ == Kernel::tiled)
+      tiled_max_pool_forward(tiled_, x, x_desc_, y, y_desc_);
+    else if (kernel_ == Kernel::channels_last)
+      channels_last_max_pool_forward(tiled_.kernel_h, x, x_desc_, y, y_desc_);
+    else if (is_max_ && needs_exact_max(a.inputs[0], x_desc_))
       exact_max_pool_forward(exact_, a.inputs[0], x_desc_, a.outputs[0], y_desc_);
-    else if (use_tiled_)
-      tiled_max_pool_forward(tiled_, static_cast<const float *>(a.inputs[0]), x_desc_, static_cast<float *>(a.outputs[0]),
-                             y_desc_);
     else
       r.execute(pool_, {{DNNL_ARG_SRC, x_.in(r, 0)}, {DNNL_ARG_DST, r.output(y_, 0)}});
   }
@@ -128,7 +137,7 @@ class PoolOp : public Op {
   bool is_max_;
   MaxPoolShape exact_;
   TiledMaxPool tiled_;
-  bool use_tiled_ = false;
+  Kernel kernel_ = Kernel::onednn;
   nnrt_tensor_desc x_desc_, y_desc_;
   Bridge x_;
   pooling_forward pool_;
@@ -163,8 +172,8 @@ class PoolBackwardOp : public Op {
       pooling_forward::primitive_desc fwd =
           forward_pd(dnnl::prop_kind::forward_training, alg, user_dx, memory_desc(dy), g);
       pooling_backward::primitive_desc bwd = backward_pd(alg, user_dx, memory_desc(dy), g, fwd);
-      use_tiled_ = use_tiled(bwd, d.attrs, x, dy, d.outputs[0]);
-      if (use_tiled_) return;
+      kernel_ = pick_kernel(bwd, d.attrs, x, dy, d.outputs[0]);
+      if (kernel_ != Kernel::onednn) return;
     }
     dy_ = readable_input(dy, dense_desc(dy, dnnl_type(d.outputs[0].dtype)), layout, plan_only);
     // The forward pass is rerun on x laid out like dx, so that the forward and backward
@@ -190,14 +199,18 @@ class PoolBackwardOp : public Op {
 
   void run(const Run &r) const override {
     const nnrt_op_args &a = r.args();
-    if (is_max_ && needs_exact_max(a.inputs[1], x_desc_)) {
-      exact_max_pool_backward(exact_, a.inputs[0], dy_desc_, a.inputs[1], x_desc_, a.outputs[0], dx_desc_);
+    const auto *dy = static_cast<const float *>(a.inputs[0]), *x = static_cast<const float *>(a.inputs[1]);
+    auto *dx_out = static_cast<float *>(a.outputs[0]);
+    if (kernel_ == Kernel::tiled) {
+      tiled_max_pool_backward(tiled_, dy, dy_desc_, x, x_desc_, dx_out, dx_desc_);
       return;
     }
-    if (use_tiled_) {
-      tiled_max_pool_backward(tiled_, static_cast<const float *>(a.inputs[0]), dy_desc_,
-                              static_cast<const float *>(a.inputs[1]), x_desc_, static_cast<float *>(a.outputs[0]),
-                              dx_desc_);
+    if (kernel_ == Kernel::channels_last) {
+      channels_last_max_pool_backward(tiled_.kernel_h, dy, dy_desc_, x, x_desc_, dx_out, dx_desc_);
+      return;
+    }
+    if (is_max_ && needs_exact_max(a.inputs[1], x_desc_)) {
+      exact_max_pool_backward(exact_, a.inputs[0], dy_desc_, a.inputs[1], x_desc_, a.outputs[0], dx_desc_);
       return;
     }
     dnnl::memory dx = dx_user_.out(r, 0);
@@ -218,7 +231,7 @@ class PoolBackwardOp : public Op {
   bool is_max_;
   MaxPoolShape exact_;
   TiledMaxPool tiled_;
-  bool use_tiled_ = false;
+  Kernel kernel_ = Kernel::onednn;
   nnrt_tensor_desc dy_desc_, x_desc_, dx_desc_;
   Bridge dy_, x_, dx_user_;
   md y_md_, ws_md_;

@@ -11,10 +11,6 @@
 namespace nnrt::onednn {
 namespace {
 
-// True when v should replace the running maximum m of a window scanned in row-major order: a
-// larger value, or the first NaN.
-bool replaces_max(float v, float m) { return v > m || (v != v && m == m); }
-
 struct Window {
   int64_t r0, r1, c0, c1;  // rows and columns of the input inside the window
 };

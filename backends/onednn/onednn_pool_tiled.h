@@ -1,7 +1,7 @@
 // Max pooling of plain NCHW f32 tensors whose windows tile the input: kernel equal to stride, no
 // padding (the 2x2, stride 2 pools of LeNet-like networks). Below AVX-512 oneDNN 2.6 has only its
 // scalar simple_nchw kernel for these (see onednn_pool.cpp); this one is written so that the
-// compiler vectorizes across output columns. Finite inputs only: NaN and -inf take the exact path.
+// compiler vectorizes across output columns. It computes nnrt's max exactly, NaN and -inf included.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +13,11 @@ namespace nnrt::onednn {
 struct TiledMaxPool {
   int64_t kernel_h, kernel_w;
 };
+
+// Whether this is an f32 max pool whose windows tile x (kernel == stride, no padding) and whose
+// tensors have stride 1 in dimension unit_dim.
+bool f32_max_pool_windows_tile(const nnrt_op_attrs &a, const nnrt_tensor_desc &x, const nnrt_tensor_desc &y,
+                                int unit_dim);
 
 // Whether the tiled kernel computes this pool: f32, kernel == stride, no padding, rows of every
 // tensor contiguous (any plane and batch strides).

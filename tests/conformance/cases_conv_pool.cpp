@@ -212,16 +212,25 @@ nnrt_op_attrs pool_attrs(const PoolShape &s, int32_t alg) {
   return a;
 }
 
+// What x of a pool case holds: the usual values (ties for max pooling), NaN and infinities
+// sprinkled in, or the edges of max pooling (Fill::max_edges).
+enum class PoolFill { usual, special, edges };
+
+// A forward and a backward case. Layouts are picked, or, when `layout` is given, that one for every
+// tensor.
 void add_pool_pair(Picker &p, int32_t t, int32_t alg, const PoolShape &s, std::vector<Case> &out,
-                   bool concurrent = false, bool special = false) {
+                   bool concurrent = false, PoolFill fill = PoolFill::usual, const Layout *layout = nullptr) {
   static const char *names[] = {"", "max", "avg_include_pad", "avg_exclude_pad"};
   const Dims xd{s.n, s.c, s.h, s.w}, yd{s.n, s.c, s.oh(), s.ow()};
   // Max pooling on tied values: the first maximum of a window wins, in forward and backward.
   // With NaN and infinities: max propagates NaN (the first NaN takes the gradient).
-  Fill x = special ? Fill::Special(-2, 2) : (alg == NNRT_POOL_MAX ? Fill::Ties(-2, 2) : Fill::U(-2, 2));
-  Layout lx = activation_layout(p), ly = activation_layout(p);
+  Fill x = fill == PoolFill::special ? Fill::Special(-2, 2)
+           : fill == PoolFill::edges ? Fill::MaxEdges(-2, 2)
+                                     : (alg == NNRT_POOL_MAX ? Fill::Ties(-2, 2) : Fill::U(-2, 2));
+  const Layout lx = layout ? *layout : activation_layout(p), ly = layout ? *layout : activation_layout(p);
   const double window = double(s.kh * s.kw);
-  std::string layouts = std::string("/x:") + layout_name(lx) + "/y:" + layout_name(ly) + (special ? "/nan-inf" : "");
+  static const char *fill_names[] = {"", "/nan-inf", "/nan-ninf-ties"};
+  std::string layouts = std::string("/x:") + layout_name(lx) + "/y:" + layout_name(ly) + fill_names[int(fill)];
   std::string group = std::string("pool2d/") + names[alg] + "/" + dtype_name(t);
   CaseBuilder f(NNRT_OP_POOL2D, group + "/" + s.name() + layouts, group);
   f.in(make_tensor(t, xd, lx), x).out(make_tensor(t, yd, ly), 1).attrs(pool_attrs(s, alg));
@@ -243,7 +252,7 @@ void add_pool(Picker &p, std::vector<Case> &out) {
     add_pool_pair(p, NNRT_DTYPE_F64, alg, pick_pool(p, false), out);
     for (int rep = 0; rep < 2; ++rep) add_pool_pair(p, NNRT_DTYPE_F32, alg, pick_pool(p, true), out);
     for (int32_t t : {NNRT_DTYPE_F32, NNRT_DTYPE_BF16})
-      for (int rep = 0; rep < 2; ++rep) add_pool_pair(p, t, alg, pick_pool(p, false), out, false, true);
+      for (int rep = 0; rep < 2; ++rep) add_pool_pair(p, t, alg, pick_pool(p, false), out, false, PoolFill::special);
   }
   // LeNet's pooling.
   PoolShape lenet{4, 20, 24, 24, 2, 2, 2, 2, 0, 0, 0, 0};
@@ -255,8 +264,20 @@ void add_pool(Picker &p, std::vector<Case> &out) {
   for (PoolShape s : {PoolShape{2, 3, 9, 11, 2, 2, 2, 2, 0, 0, 0, 0}, PoolShape{1, 5, 10, 9, 3, 3, 3, 3, 0, 0, 0, 0},
                       PoolShape{2, 2, 8, 13, 2, 4, 2, 4, 0, 0, 0, 0}, PoolShape{3, 4, 7, 7, 1, 3, 1, 3, 0, 0, 0, 0}}) {
     add_pool_pair(tiled, NNRT_DTYPE_F32, NNRT_POOL_MAX, s, out);
-    add_pool_pair(tiled, NNRT_DTYPE_F32, NNRT_POOL_MAX, s, out, false, true);
+    add_pool_pair(tiled, NNRT_DTYPE_F32, NNRT_POOL_MAX, s, out, false, PoolFill::special);
   }
+  // Such windows with every tensor plain or every one channels-last (as prediction plans pass
+  // activations), on inputs full of -inf, NaN and ties; LeNet's pools among them.
+  for (Layout l : {Layout::contiguous, Layout::channels_last})
+    for (PoolShape s : {PoolShape{2, 3, 9, 11, 2, 2, 2, 2, 0, 0, 0, 0},
+                        PoolShape{2, 20, 24, 24, 2, 2, 2, 2, 0, 0, 0, 0},
+                        PoolShape{3, 50, 8, 8, 2, 2, 2, 2, 0, 0, 0, 0},
+                        PoolShape{1, 5, 10, 11, 3, 3, 3, 3, 0, 0, 0, 0},
+                        PoolShape{2, 9, 5, 3, 2, 2, 2, 2, 0, 0, 0, 0},
+                        PoolShape{1, 4, 8, 7, 2, 4, 2, 4, 0, 0, 0, 0}}) {
+      add_pool_pair(tiled, NNRT_DTYPE_F32, NNRT_POOL_MAX, s, out, false, PoolFill::edges, &l);
+      add_pool_pair(tiled, NNRT_DTYPE_F32, NNRT_POOL_MAX, s, out, false, PoolFill::usual, &l);
+    }
 }
 
 }  // namespace

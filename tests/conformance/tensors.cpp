@@ -164,6 +164,16 @@ void HostTensor::fill(const Fill &f, std::mt19937_64 &rng) {
         case Fill::ties: v = 0.5 * integer_in(f.lo, f.hi); break;
         case Fill::integers: v = integer_in(f.lo, f.hi); break;
         case Fill::relu_out: v = std::max(0.0, f.lo + (f.hi - f.lo) * unit(rng)); break;
+        case Fill::max_edges: {
+          const double u = is_float ? unit(rng) : 1.0;
+          if (u < 0.45)
+            v = -std::numeric_limits<double>::infinity();
+          else if (u < 0.55)
+            v = std::numeric_limits<double>::quiet_NaN();
+          else
+            v = 0.5 * integer_in(f.lo, f.hi);
+          break;
+        }
         case Fill::special: {
           // Every special value at least once (the first elements, in shuffled order), then
           // more of them at random.

@@ -65,6 +65,8 @@ struct Fill {
     integers,   // integers in [lo, hi]: class indices, gather indices, integer dtypes
     special,    // uniform in [lo, hi] with NaN, +-inf and out-of-range values sprinkled in
     relu_out,   // max(0, uniform[lo, hi]): exact zeros, as a relu's output has
+    max_edges,  // floats: ties as above, almost half -inf and a tenth NaN, so that max pooling sees
+                // windows wholly of -inf, windows with several NaN and tied maxima (others: ties)
     poison      // every byte 0xff: an output the op must overwrite (NaN in floats, -1 in ints)
   };
   Kind kind = uniform;
@@ -74,6 +76,7 @@ struct Fill {
   static Fill Ints(double lo, double hi) { return {integers, lo, hi}; }
   static Fill Special(double lo, double hi) { return {special, lo, hi}; }
   static Fill ReluOut(double lo, double hi) { return {relu_out, lo, hi}; }
+  static Fill MaxEdges(double lo, double hi) { return {max_edges, lo, hi}; }
   static Fill Poison() { return {poison, 0, 0}; }
 };
 
