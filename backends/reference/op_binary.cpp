@@ -56,7 +56,7 @@ class BinaryKernel final : public OpKernel {
   explicit BinaryKernel(const OpSetup &setup)
       : exec_(setup.exec), a_(setup.desc.inputs[0]), b_(setup.desc.inputs[1]),
         c_(setup.desc.outputs[0]), alg_(setup.desc.attrs.alg) {
-    loop_ = loop_over<3>({&c_, &a_, &b_});
+    loop_ = memory_order_loop_over<3>({&c_, &a_, &b_});
   }
 
   void run(const nnrt_op_args &args) const override {

@@ -16,7 +16,7 @@ class CopyKernel final : public OpKernel {
  public:
   explicit CopyKernel(const OpSetup &setup)
       : exec_(setup.exec), x_(setup.desc.inputs[0]), y_(setup.desc.outputs[0]) {
-    loop_ = loop_over<2>({&y_, &x_});
+    loop_ = memory_order_loop_over<2>({&y_, &x_});
   }
 
   void run(const nnrt_op_args &args) const override {

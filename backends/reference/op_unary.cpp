@@ -27,7 +27,7 @@ class UnaryKernel final : public OpKernel {
   explicit UnaryKernel(const OpSetup &setup)
       : exec_(setup.exec), x_(setup.desc.inputs[0]), y_(setup.desc.outputs[0]),
         alg_(setup.desc.attrs.alg), alpha_(setup.desc.attrs.alpha), beta_(setup.desc.attrs.beta) {
-    loop_ = loop_over<2>({&y_, &x_});
+    loop_ = memory_order_loop_over<2>({&y_, &x_});
   }
 
   void run(const nnrt_op_args &args) const override {
@@ -67,7 +67,7 @@ class UnaryBackwardKernel final : public OpKernel {
         dx_(setup.desc.outputs[0]), alg_(setup.desc.attrs.alg),
         use_dst_((setup.desc.attrs.flags & NNRT_FLAG_USE_DST) != 0), alpha_(setup.desc.attrs.alpha),
         beta_(setup.desc.attrs.beta) {
-    loop_ = loop_over<3>({&dx_, &dy_, &s_});
+    loop_ = memory_order_loop_over<3>({&dx_, &dy_, &s_});
   }
 
   void run(const nnrt_op_args &args) const override {

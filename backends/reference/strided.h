@@ -8,6 +8,9 @@
 #pragma once
 
 #include <stdint.h>
+#include <stdlib.h>
+
+#include <algorithm>
 
 #include "nnrt/nnrt_backend.h"
 
@@ -95,6 +98,27 @@ StridedLoop<K> loop_over(const nnrt_tensor_desc *const (&tensors)[K]) {
   const int64_t *strides[K];
   for (int k = 0; k < K; ++k) strides[k] = tensors[k]->strides;
   return make_strided_loop<K>(tensors[0]->ndim, tensors[0]->dims, strides);
+}
+
+// The same, walking the first tensor in memory order (its dims sorted by decreasing stride) rather
+// than row-major, for maps whose elements are independent of each other and of their index (unary,
+// unary backward, binary, copy): a channels-last image walked row-major has no contiguous run, and
+// a relu gradient over one ran 8x slower than over the same image in NCHW.
+template <int K>
+StridedLoop<K> memory_order_loop_over(const nnrt_tensor_desc *const (&tensors)[K]) {
+  const int n = tensors[0]->ndim;
+  int order[NNRT_MAX_DIMS];
+  for (int d = 0; d < n; ++d) order[d] = d;
+  const int64_t *first = tensors[0]->strides;
+  std::stable_sort(order, order + n, [&](int a, int b) { return std::llabs(first[a]) > std::llabs(first[b]); });
+  int64_t dims[NNRT_MAX_DIMS], permuted[K][NNRT_MAX_DIMS];
+  const int64_t *strides[K];
+  for (int d = 0; d < n; ++d) dims[d] = tensors[0]->dims[order[d]];
+  for (int k = 0; k < K; ++k) {
+    for (int d = 0; d < n; ++d) permuted[k][d] = tensors[k]->strides[order[d]];
+    strides[k] = permuted[k];
+  }
+  return make_strided_loop<K>(n, dims, strides);
 }
 
 // The elementwise grain: chunks smaller than this are not worth a thread.
