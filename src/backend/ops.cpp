@@ -233,7 +233,7 @@ Array unary_backward(Context &ctx, nnrt_unary_alg alg, const Array &dy, const Ar
     fail(NNRT_ERR_SHAPE, "unary backward: dy ", to_string(dy.shape()), " and the forward tensor ",
          to_string(s.shape()), " differ");
   }
-  Array dx = empty(ctx, dy.dtype(), dy.shape());
+  Array dx = empty_image(ctx, dy.dtype(), dy.shape(), is_channels_last(dy));
   OpCall call(NNRT_OP_UNARY_BACKWARD, alg);
   call.attrs().alpha = alpha;
   call.attrs().beta = beta;
@@ -418,7 +418,7 @@ Array conv2d_backward_data(Context &ctx, const Array &dy, const Array &w, const 
   if (dy.shape() != out) {
     fail(NNRT_ERR_SHAPE, "conv2d backward: dy is ", to_string(dy.shape()), ", expected ", to_string(out));
   }
-  Array dx = empty(ctx, dy.dtype(), x_shape);
+  Array dx = empty_image(ctx, dy.dtype(), x_shape, is_channels_last(dy));
   OpCall call(NNRT_OP_CONV2D_BACKWARD_DATA, 0);
   set_conv_attrs(call.attrs(), p);
   call.in(dy).in(w).out(dx).run(ctx);
@@ -476,10 +476,18 @@ Array pool2d_backward(Context &ctx, const Array &dy, const Array &x, const Pool2
   if (dy.shape() != out) {
     fail(NNRT_ERR_SHAPE, "pool2d backward: dy is ", to_string(dy.shape()), ", expected ", to_string(out));
   }
-  Array dx = empty_image(ctx, x.dtype(), x.shape(), is_channels_last(x));
+  const bool channels_last = is_channels_last(x);
+  Array dx = empty_image(ctx, x.dtype(), x.shape(), channels_last);
+  // The gradient of a channels-last image can come back plain (a flatten's backward gives NCHW
+  // order): one copy puts it in x's layout, which the backends' pooling kernels want for both.
+  Array dy_like_x = dy;
+  if (channels_last && !is_channels_last(dy)) {
+    dy_like_x = empty_image(ctx, dy.dtype(), dy.shape(), true);
+    copy_into(ctx, dy, dy_like_x);
+  }
   OpCall call(NNRT_OP_POOL2D_BACKWARD, p.alg);
   set_pool_attrs(call.attrs(), p);
-  call.in(dy).in(x).out(dx).run(ctx);
+  call.in(dy_like_x).in(x).out(dx).run(ctx);
   return dx;
 }
 

@@ -53,14 +53,16 @@ class Conv2dLayer : public Layer {
 
   Array forward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, Saved &saved) const override {
     const Array *b = bias ? &params[1] : nullptr;
-    // Inference keeps images channels-last from here to the next layer that needs another layout
-    // (pooling follows its input; flatten and dense copy to NCHW order): oneDNN's fastest
-    // convolution and pooling kernels read NHWC, and NCHW costs a reorder at every convolution
-    // and, on AVX2, oneDNN 2.6's slow plain-layout pooling (LeNet predict at batch 64: 2.9x less
-    // oneDNN time on AVX-512, 3.5x with DNNL_MAX_CPU_ISA=AVX2). Training stays NCHW: its max-pool
-    // backward, which recomputes the forward with a workspace, is slower channels-last there.
+    // Images stay channels-last from here to the next layer that needs another layout (pooling
+    // and the gradients follow their input; flatten and dense copy to NCHW order): oneDNN's
+    // fastest convolution and pooling kernels read NHWC, and NCHW costs a reorder at every
+    // convolution (LeNet predict at batch 64: 2.9x less oneDNN time on AVX-512, 3.5x with
+    // DNNL_MAX_CPU_ISA=AVX2). Training does the same on a CPU, where the oneDNN plugin's own
+    // channels-last max pooling makes the backward pass cheap too (LeNet training, AVX2, 1 thread:
+    // the reorders were a sixth of oneDNN's time). On a GPU training stays NCHW: channels-last
+    // backward passes have never run on one.
     ops::Conv2dParams q = p;
-    q.channels_last = !pass.training;
+    q.channels_last = !pass.training || pass.ctx.device()->host_memory();
     if (activation.fusable()) {
       q.fused = activation.fused_alg();
       q.alpha = activation.alpha;
