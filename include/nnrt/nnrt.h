@@ -187,6 +187,9 @@ NNRT_API size_t nnrt_dtype_size(nnrt_dtype t);
 **                    instead of falling back to the reference backend. Default false.
 **   "threads"        worker threads (default NNRT_NUM_THREADS, else the number of CPUs); >= 1.
 **   "deterministic"  true: bit-identical results for the same inputs, seed and thread count.
+**                    Without it, backends may choose kernels by timing them (the oneDNN backend
+**                    times each convolution's candidate layouts once per shape and process), and
+**                    may sum in any order (atomics), so runs can differ in the last bits.
 **   "seed"           integer seed for random operations and model initialisation (default 0).
 **   "default_dtype"  "f32" (default), "f16" or "bf16": the floating-point type models compute in.
 **   "cache"          {"max_cached_bytes": n, "max_block_bytes": n, "max_total_bytes": n}: the memory
