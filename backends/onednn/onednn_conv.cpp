@@ -9,14 +9,15 @@
 //   conv1 (C=1)          NCHW 135   NCHW 90    blocked 117   (NHWC 112 / 25 / 85)
 //   conv2 (C=20, 12x12)  NHWC 194   NHWC 148   NHWC 151      (blocked 102 / 110 / 104)
 //   64->64 3x3, 14x14    NHWC 391   NHWC 353   NHWC 339      (blocked 339 / 358 / 323)
-// So activations go NHWC with weights in oneDNN's choice of layout, except for convolutions with
-// a handful of input channels (a network's first layer), which use plain NCHW/OIHW (oneDNN's gemm
-// convolution) backward-data and oneDNN's blocked layouts backward-weights. Forward they go NHWC
-// too: with a bias and a fused activation, as models use it, the gemm convolution's
+// The best layouts differ by ISA: on a 2-core AVX2 machine (1 thread), conv1's weight gradient
+// takes 7.1 ms per batch of 64 blocked and 1.4 ms NHWC. So each pass has a short list of candidate
+// layouts (layout_candidates), every candidate with a real kernel is timed once per shape and
+// thread count (onednn_measure.h; deterministic mode takes the first instead, from an ISA-aware
+// order drawn from these tables), and the fastest is kept. Forward, the NHWC candidate usually
+// wins: with a bias and a fused activation, as models use it, the gemm convolution's
 // post-processing makes conv1 run at 30 GFLOP/s (AVX-512) where the NHWC kernel (brgconv, or
-// jit:avx2 on AVX2) runs at 160; for C = 1, NCHW and NHWC are the same memory, so the input needs
-// no reorder (LeNet training +17% on AVX-512, +5% with DNNL_MAX_CPU_ISA=AVX2). When a
-// choice leaves oneDNN with only its reference kernel (some grouped or bf16 shapes), everything
+// jit:avx2 on AVX2) runs at 160; for C = 1, NCHW and NHWC are the same memory. When every
+// candidate leaves oneDNN with only its reference kernel (some grouped or bf16 shapes), everything
 // goes to oneDNN's own choice (format_tag::any). Reorders between nnrt's layouts and the chosen
 // ones are built once here and run in op_run through workspace buffers. The forward convolution
 // keeps its weights reordered from call to call while they do not change (onednn_kept_input.h);
@@ -170,13 +171,13 @@ class ConvForwardOp : public Op {
     md bias = has_bias_ ? vector_desc(g.y_dims[1], type) : md();
     using PD = dnnl::convolution_forward::primitive_desc;
     const md user_w = user_weights_desc(d.inputs[1], g, type);
-    auto make_pd = [&](bool finite_inputs, const Layouts &l, const ConvGeometry &g) {
+    auto make_pd = [&](bool finite_inputs, const Layouts &l, const ConvGeometry &m) {
       dnnl::primitive_attr attr = base_attr();
       attr.set_post_ops(fused_post_ops(d.attrs.fused, d.attrs.alpha, d.attrs.beta, finite_inputs));
       return onednn::make_pd<dnnl::convolution_forward>(attr, dnnl::prop_kind::forward_inference,
-                                                        dnnl::algorithm::convolution_direct, l.x(g, type),
-                                                        l.w(g, type), bias, l.y(g, type), g.strides, g.dilates,
-                                                        g.pad_l, g.pad_r);
+                                                        dnnl::algorithm::convolution_direct, l.x(m, type),
+                                                        l.w(m, type), bias, l.y(m, type), m.strides, m.dilates,
+                                                        m.pad_l, m.pad_r);
     };
     // Weights are kept reordered between calls (onednn_kept_input.h), so their reorder is not
     // counted.
@@ -255,10 +256,10 @@ class ConvBackwardDataOp : public Op {
                                        {DNNL_ARG_WEIGHTS, user_w},
                                        {DNNL_ARG_DIFF_SRC, with_batch(d.outputs[0], m.x_dims[0])}};
                              },
-                             [&](const Layouts &l, const ConvGeometry &g) {
+                             [&](const Layouts &l, const ConvGeometry &m) {
                                return make_backward_pd<dnnl::convolution_backward_data>(
-                                   forward_hint(g, l, type, false), base_attr(), dnnl::algorithm::convolution_direct,
-                                   l.x(g, type), l.w(g, type), l.y(g, type), g.strides, g.dilates, g.pad_l, g.pad_r);
+                                   forward_hint(m, l, type, false), base_attr(), dnnl::algorithm::convolution_direct,
+                                   l.x(m, type), l.w(m, type), l.y(m, type), m.strides, m.dilates, m.pad_l, m.pad_r);
                              })
                       .pd;
     layout.need_scratchpad(pd);
@@ -298,12 +299,12 @@ class ConvBackwardWeightsOp : public Op {
                                        {DNNL_ARG_DIFF_DST, with_batch(d.inputs[1], m.y_dims[0])},
                                        {DNNL_ARG_DIFF_WEIGHTS, user_dw}};
                              },
-                             [&](const Layouts &l, const ConvGeometry &g) {
+                             [&](const Layouts &l, const ConvGeometry &m) {
                                return make_backward_pd<dnnl::convolution_backward_weights>(
-                                   forward_hint(g, l, type, has_bias_), base_attr(),
-                                   dnnl::algorithm::convolution_direct, l.x(g, type), l.w(g, grad_type),
-                                   has_bias_ ? vector_desc(g.y_dims[1], grad_type) : md(), l.y(g, type), g.strides,
-                                   g.dilates, g.pad_l, g.pad_r);
+                                   forward_hint(m, l, type, has_bias_), base_attr(),
+                                   dnnl::algorithm::convolution_direct, l.x(m, type), l.w(m, grad_type),
+                                   has_bias_ ? vector_desc(m.y_dims[1], grad_type) : md(), l.y(m, type), m.strides,
+                                   m.dilates, m.pad_l, m.pad_r);
                              })
                       .pd;
     layout.need_scratchpad(pd);

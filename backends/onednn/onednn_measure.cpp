@@ -73,20 +73,38 @@ std::unordered_map<std::string, size_t> &choices() {
   return table;
 }
 
+// Held while measuring: one measurement at a time, so that candidates are not timed against each
+// other's work, and ops created at once on several threads (data-parallel workers) wait for the
+// first one's choice instead of making their own, possibly different, one.
+std::mutex measuring_mutex;
+
+bool remembered(const std::string &key, size_t count, size_t *choice) {
+  std::lock_guard<std::mutex> lock(choices_mutex);
+  auto it = choices().find(key);
+  if (it == choices().end() || it->second >= count) return false;
+  *choice = it->second;
+  return true;
+}
+
 }  // namespace
 
 size_t fastest_candidate(const std::string &key, const std::vector<Candidate> &candidates, bool measure) {
   if (candidates.size() <= 1 || !measure) return 0;
   const std::string full_key = key + "/threads " + std::to_string(omp_get_max_threads());
-  {
-    std::lock_guard<std::mutex> lock(choices_mutex);
-    auto it = choices().find(full_key);
-    if (it != choices().end() && it->second < candidates.size()) return it->second;
-  }
   size_t best = 0;
+  if (remembered(full_key, candidates.size(), &best)) return best;
+  std::lock_guard<std::mutex> measuring(measuring_mutex);
+  if (remembered(full_key, candidates.size(), &best)) return best;
   double best_seconds = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < candidates.size(); ++i) {
-    const double s = measure_one(candidates[i]);
+    double s = std::numeric_limits<double>::infinity();
+    try {
+      s = measure_one(candidates[i]);
+    } catch (const dnnl::error &e) {
+      // No memory for its scratch data (or no primitive after all): not chosen, unless none is.
+      log_debug("could not measure " + std::string(candidates[i].pd->impl_info_str()) + ": " + e.what());
+      continue;
+    }
     log_debug("measured " + std::string(candidates[i].pd->impl_info_str()) + ": " + std::to_string(s * 1e6) + " us");
     if (s < best_seconds) {
       best_seconds = s;

@@ -38,16 +38,16 @@ void visit_optimizer_alg(int alg, Fn &&fn) {
 
 // The update of n contiguous elements (the usual case: parameters, gradients and states are dense
 // tensors of one layout). Written for the vectorizer: the same per-element rule, with no strides and
-// no aliasing, so that it runs 4 or 8 elements an instruction; built for AVX2 as well as the x86-64
-// baseline (the loader picks one). Vector sqrt and division round as the scalar ones do, and the
-// backend is built with -fno-math-errno (without which GCC keeps sqrtf a scalar call) and
-// -ffp-contract=off (no fused multiply-add in the AVX2 build), so the results are the strided
-// loop's bit for bit on every machine. An AdaGrad update of the bench's MLP (1.9 M parameters) took
-// 29% of a training step (AVX2, 1 thread): MLP training 2500 images/s, 4250 with the baseline
-// vector loop, 4800-5400 with the AVX2 one.
+// no aliasing, so that it runs 4 or 8 elements an instruction. Vector sqrt and division round as the
+// scalar ones do, and the backend is built with -fno-math-errno (without which GCC keeps sqrtf a
+// scalar call) and -ffp-contract=off (no fused multiply-add in the AVX2 build below), so the results
+// are the strided loop's bit for bit on every machine. An AdaGrad update of the bench's MLP (1.9 M
+// parameters) took 29% of a training step (AVX2, 1 thread): MLP training 2500 images/s, 4250 with
+// the baseline vector loop, 4800-5400 with the AVX2 one.
 template <int Alg, bool HasState0, bool HasState1>
-__attribute__((target_clones("avx2", "default"))) void update_contiguous(const float *__restrict grad, float *__restrict param, float *__restrict state0,
-                       float *__restrict state1, int64_t n, const kernels::OptimizerStep &step) {
+__attribute__((always_inline)) inline void update_run(const float *__restrict grad, float *__restrict param,
+                                                      float *__restrict state0, float *__restrict state1, int64_t n,
+                                                      const kernels::OptimizerStep &step) {
   const kernels::OptimizerStep s = step;  // a local copy: no store through param can change it
   for (int64_t i = 0; i < n; ++i) {
     float p = param[i];
@@ -58,6 +58,28 @@ __attribute__((target_clones("avx2", "default"))) void update_contiguous(const f
     if (HasState0) state0[i] = v0;
     if (HasState1) state1[i] = v1;
   }
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+// The same loop compiled for AVX2, called when the CPU has it. Chosen by a run-time test rather
+// than target_clones: the loader's ifunc resolvers that target_clones makes run before
+// ThreadSanitizer's runtime is ready, and crash a TSan build at startup.
+template <int Alg, bool HasState0, bool HasState1>
+__attribute__((target("avx2"))) void update_run_avx2(const float *__restrict grad, float *__restrict param,
+                                                    float *__restrict state0, float *__restrict state1, int64_t n,
+                                                    const kernels::OptimizerStep &step) {
+  update_run<Alg, HasState0, HasState1>(grad, param, state0, state1, n, step);
+}
+#endif
+
+template <int Alg, bool HasState0, bool HasState1>
+void update_contiguous(const float *grad, float *param, float *state0, float *state1, int64_t n,
+                       const kernels::OptimizerStep &step) {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) return update_run_avx2<Alg, HasState0, HasState1>(grad, param, state0, state1, n, step);
+#endif
+  update_run<Alg, HasState0, HasState1>(grad, param, state0, state1, n, step);
 }
 
 class OptimizerKernel final : public OpKernel {
