@@ -6,6 +6,8 @@
 // dtypes (I32, I64, U8) support SUM, MAX and MIN; SUM accumulates in int64 and wraps to the output
 // dtype. An empty reduction gives 0 for SUM and SUM_SQUARES and NaN for MEAN; for MAX and MIN it has
 // no identity and op_create refuses it (NNRT_ERR_SHAPE), as numpy does.
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "reference/dtype.h"
@@ -17,6 +19,19 @@
 
 namespace nnrt::reference {
 namespace {
+
+// The vector reduce_sum_side_by_side sums outputs in: 16 bytes, the baseline x86-64 (SSE2) width,
+// whose vectors every ABI passes in registers.
+template <class T>
+struct SideBySide;
+template <>
+struct SideBySide<float> {
+  typedef float type __attribute__((vector_size(16)));
+};
+template <>
+struct SideBySide<double> {
+  typedef double type __attribute__((vector_size(16)));
+};
 
 // Below this many terms per output, parallelize over outputs only.
 constexpr int64_t kSplitReductionTerms = 1 << 15;
@@ -44,9 +59,10 @@ class ReduceKernel final : public OpKernel {
       if constexpr (is_float_v<T>) {
         using C = compute_t<T>;
         switch (alg_) {
-          case NNRT_REDUCE_SUM: return reduce_sum<T>(x, y, [](C v) { return v; }, false);
-          case NNRT_REDUCE_MEAN: return reduce_sum<T>(x, y, [](C v) { return v; }, true);
-          case NNRT_REDUCE_SUM_SQUARES: return reduce_sum<T>(x, y, [](C v) { return v * v; }, false);
+          // The terms are generic: reduce_sum also applies them to vectors of C.
+          case NNRT_REDUCE_SUM: return reduce_sum<T>(x, y, [](auto v) { return v; }, false);
+          case NNRT_REDUCE_MEAN: return reduce_sum<T>(x, y, [](auto v) { return v; }, true);
+          case NNRT_REDUCE_SUM_SQUARES: return reduce_sum<T>(x, y, [](auto v) { return v * v; }, false);
           case NNRT_REDUCE_MAX:
             return reduce_exact<T, C>(x, y, [](C a, C b) { return kernels::k_max_nan(a, b); });
           case NNRT_REDUCE_MIN:
@@ -100,12 +116,48 @@ class ReduceKernel final : public OpKernel {
       });
       return;
     }
-    for_each_output(x, y, output_grain(), [&](T *out, const T *base) {
+    auto one_output = [&](T *out, const T *base) {
       CascadeSum<C> sum;
       for_each_run(terms_, 0, count, [&](const int64_t *o, int64_t n) {
         sum.add_run(base + o[0], terms_.inner_stride(0), n, term);
       });
       finish(out, sum.result());
+    };
+    if constexpr (std::is_same_v<T, C>) {
+      if (outputs_.inner_stride(1) == 1) return reduce_sum_side_by_side<T>(x, y, term, finish, one_output);
+    }
+    for_each_output(x, y, output_grain(), one_output);
+  }
+
+  // The sums of outputs whose terms lie side by side in x (the last output dim contiguous in x:
+  // a bias gradient, [N, C] summed over N). A vector of kWidth outputs is summed at once, lane j
+  // holding output j's cascade, so each output gets the bits one_output would give it; one_output
+  // takes the outputs left over at the end of a run. Summing each output alone walks x with a
+  // stride of a row per term: [64, 1024] over its 64 rows took 0.2-0.3 ms on 2 threads (AVX2).
+  template <class T, class Term, class Finish, class OneOutput>
+  void reduce_sum_side_by_side(const T *x, T *y, Term term, Finish finish, OneOutput one_output) const {
+    using Vec = typename SideBySide<T>::type;
+    constexpr int64_t kWidth = sizeof(Vec) / sizeof(T);
+    const int64_t count = terms_.count, y_step = outputs_.inner_stride(0);
+    parallel_for(exec_, outputs_.count, output_grain(), [&](int64_t begin, int64_t end) {
+      for_each_run(outputs_, begin, end, [&](const int64_t *o, int64_t n) {
+        int64_t i = 0;
+        for (; i + kWidth <= n; i += kWidth) {
+          const T *base = x + o[1] + i;
+          CascadeSum<Vec> sum;
+          for_each_run(terms_, 0, count, [&](const int64_t *t, int64_t terms) {
+            const int64_t stride = terms_.inner_stride(0);
+            sum.add_indexed(terms, [&](int64_t k) {
+              Vec v;
+              std::memcpy(&v, base + t[0] + k * stride, sizeof v);
+              return term(v);
+            });
+          });
+          const Vec total = sum.result();
+          for (int64_t j = 0; j < kWidth; ++j) finish(y + o[0] + (i + j) * y_step, total[j]);
+        }
+        for (; i < n; ++i) one_output(y + o[0] + i * y_step, x + o[1] + i);
+      });
     });
   }
 

@@ -23,6 +23,8 @@ constexpr int kSumLanes = 8;
 constexpr int64_t kSumBlock = 256;
 constexpr int64_t kSumGroupBlocks = 16;  // parallel sums split into groups of 16 blocks (4096 terms)
 
+// Acc may also be a GCC vector of floats or doubles: each lane then holds the cascade of its own
+// terms, in the same order and with the same bits as a scalar CascadeSum of that lane's terms.
 template <class Acc>
 class CascadeSum {
  public:
@@ -69,7 +71,7 @@ class CascadeSum {
   void add_group(Acc value, int64_t blocks) { push(value, blocks); }
 
   Acc result() const {
-    Acc total = position_ > 0 ? block_value() : Acc(0);
+    Acc total = position_ > 0 ? block_value() : Acc{};
     bool have = position_ > 0;
     for (int i = depth_ - 1; i >= 0; --i) {
       total = have ? stack_[i] + total : stack_[i];
@@ -86,7 +88,7 @@ class CascadeSum {
 
   void flush_block() {
     push(block_value(), 1);
-    for (int j = 0; j < kSumLanes; ++j) lanes_[j] = Acc(0);
+    for (int j = 0; j < kSumLanes; ++j) lanes_[j] = Acc{};
     position_ = 0;
   }
 
