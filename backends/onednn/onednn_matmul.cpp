@@ -9,7 +9,15 @@
 // no faster than matmul with the same weights treatment, so matmul serves dense layers too. When
 // oneDNN has only its reference kernel for nnrt's strides (neither of the last two dims of an
 // operand is contiguous), the operands are reordered into the layouts oneDNN picks instead.
+//
+// b with rows a multiple of 1 KB apart, read row by row (a dense layer's backward-data product
+// dY x W, W stored [out, in] as PyTorch stores it): for a small M oneDNN 2.6's gemm reads such a b
+// in place with a kernel whose loads down a column all fall into one cache set. Measured (AVX2
+// AMD EPYC, 64x1024 x 1024x1024): 43 GFLOP/s at 1 thread and 84 at 2, against 92 and 188 once b
+// is copied with rows 64 bytes longer, a copy of 0.13 and 0.08 ms that leaves 2x. So such a b has
+// a second candidate, b copied into padded rows, and the op measures both (onednn_measure.h).
 #include "onednn_common.h"
+#include "onednn_measure.h"
 
 namespace nnrt::onednn {
 namespace {
@@ -22,9 +30,29 @@ md bias_desc(const nnrt_tensor_desc &bias, int rank) {
   return strided_desc(ds, dnnl_type(bias.dtype), st);
 }
 
+// b's layout with each row (the last dim) kPadBytes longer, when b is read row by row and its
+// rows are a multiple of kAliasingBytes apart; an empty descriptor otherwise. Batch dims stay
+// dense over the padded matrices.
+constexpr int64_t kAliasingBytes = 1024, kPadBytes = 64;
+md padded_rows(const nnrt_tensor_desc &b) {
+  const int r = b.ndim;
+  const dt type = dnnl_type(b.dtype);
+  const int64_t bytes = static_cast<int64_t>(dnnl::memory::data_type_size(type));
+  if (r < 2 || b.strides[r - 1] != 1 || b.dims[r - 1] == 1 || b.dims[r - 2] < 64 ||
+      b.strides[r - 2] * bytes % kAliasingBytes != 0)
+    return md();
+  dims ds(static_cast<size_t>(r)), padded(static_cast<size_t>(r));
+  for (int i = 0; i < r; ++i) ds[i] = b.strides[i] == 0 ? 1 : b.dims[i];  // broadcast_desc's dims
+  padded[r - 1] = 1;
+  padded[r - 2] = ds[r - 1] + kPadBytes / bytes;
+  for (int i = r - 2; i-- > 0;) padded[i] = padded[i + 1] * ds[i + 1];
+  return strided_desc(ds, type, padded);
+}
+
 class MatmulOp : public Op {
  public:
-  MatmulOp(const nnrt_op_desc &d, bool plan_only) {
+  explicit MatmulOp(const Build &bd) {
+    const nnrt_op_desc &d = bd.desc;
     const nnrt_tensor_desc &a = d.inputs[0], &b = d.inputs[1], &c = d.outputs[0];
     has_bias_ = d.n_inputs > 2;
     dnnl::primitive_attr attr = base_attr();
@@ -37,7 +65,18 @@ class MatmulOp : public Op {
       dnnl::matmul::primitive_desc blocked =
           make_pd<dnnl::matmul>(attr, any_layout(a_user), any_layout(b_user), bias, any_layout(c_user));
       if (!is_reference_impl(blocked)) pd = blocked;
+    } else if (const md b_padded = padded_rows(b); b_padded) {
+      dnnl::matmul::primitive_desc padded = make_pd<dnnl::matmul>(attr, a_user, b_padded, bias, c_user);
+      if (!is_reference_impl(padded)) {
+        // Deterministic mode and plans take the padded copy below AVX-512, where it was measured
+        // faster; AVX-512's gemm copies b itself for such strides.
+        std::vector<Candidate> candidates{{&pd, {{DNNL_ARG_WEIGHTS, b_user}}}, {&padded, {{DNNL_ARG_WEIGHTS, b_user}}}};
+        if (!has_avx512_kernels()) std::swap(candidates[0], candidates[1]);
+        const Candidate &chosen = candidates[fastest_candidate(bd.key(), candidates, !bd.plan_only && !bd.deterministic)];
+        if (chosen.pd == &padded) pd = padded;
+      }
     }
+    const bool plan_only = bd.plan_only;
     layout.need_scratchpad(pd);
     a_ = Bridge::to_inner(a_user, pd.src_desc(), layout, plan_only);
     b_ = Bridge::to_inner(b_user, pd.weights_desc(), layout, plan_only);
@@ -86,7 +125,7 @@ std::unique_ptr<Op> make_matmul(const Build &bd) {
     require((t->strides[r - 2] > 0 || t->dims[r - 2] == 1) && (t->strides[r - 1] > 0 || t->dims[r - 1] == 1),
             "matmul: an operand repeats along M, K or N (stride 0)");
   if (d.n_inputs > 2) require(d.inputs[2].ndim == 1 && d.inputs[2].dims[0] == c.dims[r - 1], "matmul: bias is not [N]");
-  auto op = std::make_unique<MatmulOp>(d, bd.plan_only);
+  auto op = std::make_unique<MatmulOp>(bd);
   return bd.plan_only ? nullptr : std::move(op);
 }
 

@@ -122,13 +122,14 @@ std::vector<std::string> check_abi(const BackendSource &b) {
 
 // ---- devices -----------------------------------------------------------------------------------
 
-Device::Device(const nnrt_backend_v1 *table, int threads) : table_(table) {
+Device::Device(const nnrt_backend_v1 *table, int threads, bool deterministic) : table_(table) {
   pool_ = nnrt::test::make_test_pool(threads);
   nnrt_device_config cfg;
   std::memset(&cfg, 0, sizeof cfg);
   cfg.struct_size = sizeof cfg;
   cfg.device = 0;
   cfg.threads = threads;
+  cfg.deterministic = deterministic ? 1 : 0;
   cfg.pool = pool_;
   nnrt_status s = table_->open(&cfg, &instance_);
   if (s != NNRT_OK) {

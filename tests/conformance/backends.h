@@ -41,7 +41,7 @@ std::vector<std::string> check_abi(const BackendSource &b);
 // One opened device of a backend.
 class Device {
  public:
-  Device(const nnrt_backend_v1 *table, int threads);
+  Device(const nnrt_backend_v1 *table, int threads, bool deterministic = false);
   ~Device();
   Device(const Device &) = delete;
   Device &operator=(const Device &) = delete;

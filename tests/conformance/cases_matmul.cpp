@@ -45,7 +45,10 @@ Dims with_matrix(const Dims &batch, int64_t rows, int64_t cols) {
   return d;
 }
 
-Case matmul_case(Picker &p, int32_t t, const MatmulShape &s, const Fused &f, bool bias, bool concurrent = false) {
+// b_layout, when given, replaces the layout picked for b (the picks are made all the same, so that
+// the cases after this one keep their names).
+Case matmul_case(Picker &p, int32_t t, const MatmulShape &s, const Fused &f, bool bias, bool concurrent = false,
+                 const Layout *b_layout = nullptr) {
   // Broadcast: a batch dim of a or of b (not both: c needs the size from one of them).
   uint32_t a_bcast = 0, b_bcast = 0;
   for (size_t i = 0; i < s.batch.size(); ++i)
@@ -53,6 +56,7 @@ Case matmul_case(Picker &p, int32_t t, const MatmulShape &s, const Fused &f, boo
   Layout la = p.chance(0.3) ? Layout::transposed : (p.chance(0.15) ? Layout::padded : Layout::contiguous);
   Layout lb = p.chance(0.3) ? Layout::transposed : (p.chance(0.15) ? Layout::padded : Layout::contiguous);
   Layout lc = p.chance(0.15) ? Layout::padded : Layout::contiguous;
+  if (b_layout) lb = *b_layout;
   nnrt_op_attrs a = no_attrs();
   a.fused = f.alg;
   a.alpha = f.alpha;
@@ -83,6 +87,16 @@ void add_matmul_cases(Picker &p, std::vector<Case> &out) {
                         MatmulShape{{3}, 17, 64, 31}})
     for (int32_t t : {NNRT_DTYPE_F32, NNRT_DTYPE_BF16}) out.push_back(matmul_case(p, t, s, kFused[1], true));
   out.push_back(matmul_case(p, NNRT_DTYPE_F32, MatmulShape{{}, 64, 100, 50}, kFused[1], true, true));
+  // b's rows 1 KB apart (f32 N = 256, bf16 N = 512), read row by row: a dense layer's backward-data
+  // product, which the oneDNN backend may compute from a copy of b with longer rows. Their own
+  // picker leaves p's draws, and so the names of the cases after them, as they were.
+  Picker q(1024);
+  const Layout rows = Layout::contiguous;
+  for (MatmulShape s : {MatmulShape{{}, 16, 96, 256}, MatmulShape{{2}, 5, 70, 256}}) {
+    out.push_back(matmul_case(q, NNRT_DTYPE_F32, s, kFused[0], false, false, &rows));
+    out.push_back(matmul_case(q, NNRT_DTYPE_F32, s, kFused[1], true, false, &rows));
+  }
+  out.push_back(matmul_case(q, NNRT_DTYPE_BF16, MatmulShape{{}, 8, 64, 512}, kFused[0], false, false, &rows));
   // NaN and infinities through every fused activation.
   for (const Fused &f : kFused) {
     Case c = matmul_case(p, NNRT_DTYPE_F32, MatmulShape{{}, 9, 4, 7}, f, true);

@@ -1,6 +1,6 @@
 // nnrt-conformance: every op of the op set, on every backend under test, against the reference.
 //
-//   nnrt-conformance [--seed N] [--filter TEXT] [--threads N] [--verbose] [--list]
+//   nnrt-conformance [--seed N] [--filter TEXT] [--threads N] [--deterministic] [--verbose] [--list]
 //                    [--baseline DIR | --write-baseline DIR] PLUGIN.so...
 //
 // Plugins come from the command line or NNRT_CONFORMANCE_BACKENDS (see backends.h). Each case
@@ -12,6 +12,10 @@
 // --baseline, a case of the list that no longer runs there is a failure (a lost fast path), and
 // cases that now run but are not listed are printed, so that the list is updated on purpose with
 // --write-baseline (which writes the cases that ran, and checks nothing).
+//
+// --deterministic opens the backends under test in deterministic mode. A backend that picks
+// kernels by timing them (the oneDNN backend's convolution layouts and matmul operands) takes a
+// fixed choice there instead, often another one than the timing picks: this run checks it.
 //
 // Prints "nnrt-test-counts: passed=N failed=N skipped=N" per backend (skipped: not supported).
 // Exit status: 0 all supported cases passed (and none left the baseline); 1 a failure; 77 (skip)
@@ -39,6 +43,7 @@ struct Options {
   uint64_t seed = 20240601;
   std::string filter;
   int threads = 2;
+  bool deterministic = false;
   bool verbose = false;
   bool list = false;
   std::string baseline, write_baseline;  // folders
@@ -71,6 +76,8 @@ bool parse(int argc, char **argv, Options *o) {
       const char *v = value(a.c_str());
       if (!v) return false;
       (a == "--baseline" ? o->baseline : o->write_baseline) = v;
+    } else if (a == "--deterministic") {
+      o->deterministic = true;
     } else if (a == "--verbose") {
       o->verbose = true;
     } else if (a == "--list") {
@@ -165,7 +172,7 @@ bool test_backend(const BackendSource &b, const Device &reference, const std::ve
     std::printf("SKIP: %s cannot run here (probe score %d): %s\n", b.table->name, score, reason);
     return ok;
   }
-  Device tested(b.table, o.threads);
+  Device tested(b.table, o.threads, o.deterministic);
   if (!tested.opened()) {
     std::printf("FAIL: %s\n", tested.open_error().c_str());
     return false;
@@ -221,7 +228,7 @@ int main(int argc, char **argv) {
   Options o;
   if (!parse(argc, argv, &o)) {
     std::fprintf(stderr,
-                 "usage: %s [--seed N] [--filter TEXT] [--threads N] [--verbose] [--list]\n"
+                 "usage: %s [--seed N] [--filter TEXT] [--threads N] [--deterministic] [--verbose] [--list]\n"
                  "          [--baseline DIR | --write-baseline DIR] PLUGIN.so...\n",
                  argv[0]);
     return 2;
