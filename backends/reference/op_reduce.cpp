@@ -139,7 +139,9 @@ class ReduceKernel final : public OpKernel {
     using Vec = typename SideBySide<T>::type;
     constexpr int64_t kWidth = sizeof(Vec) / sizeof(T);
     const int64_t count = terms_.count, y_step = outputs_.inner_stride(0);
-    parallel_for(exec_, outputs_.count, output_grain(), [&](int64_t begin, int64_t end) {
+    // A vector add does kWidth terms' work: chunks of kWidth times as many outputs cost what a
+    // chunk of scalar sums does.
+    parallel_for(exec_, outputs_.count, output_grain() * kWidth, [&](int64_t begin, int64_t end) {
       for_each_run(outputs_, begin, end, [&](const int64_t *o, int64_t n) {
         int64_t i = 0;
         for (; i + kWidth <= n; i += kWidth) {
