@@ -1,6 +1,7 @@
 // The oneDNN backend's function table and entry point: the only place that speaks the plugin's C
 // ABI. Every table function catches everything (no C++ exception may cross the boundary) and turns
 // it into an nnrt_status plus a message through host->set_error().
+#include <omp.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -326,6 +327,20 @@ nnrt_status op_run(nnrt_backend_op *op, const nnrt_op_args *args) {
 
 void op_destroy(nnrt_backend_op *op) { delete op; }
 
+// The host's parallel work on oneDNN's OpenMP team (see nnrt_backend_v1::parallel_run). Right after
+// a primitive its threads are still spinning (GOMP_SPINCOUNT), so a reference op between two
+// primitives starts at once, where the host's own pool would first wake its sleeping workers. Inside
+// a parallel region (a trainer's workers run as chunks) the chunks run on the calling thread, as
+// OpenMP would run a nested region with nesting off.
+void parallel_run(int64_t chunks, void (*chunk)(int64_t, void *), void *user) {
+  if (chunks <= 1 || omp_in_parallel()) {
+    for (int64_t i = 0; i < chunks; ++i) chunk(i, user);
+    return;
+  }
+#pragma omp parallel for num_threads(static_cast<int>(chunks)) schedule(static, 1)
+  for (int64_t i = 0; i < chunks; ++i) chunk(i, user);
+}
+
 std::string version_string() {
   const dnnl_version_t *v = dnnl_version();
   char buf[96];
@@ -352,6 +367,7 @@ const nnrt_backend_v1 *table() {
     b.op_create = op_create;
     b.op_run = op_run;
     b.op_destroy = op_destroy;
+    b.parallel_run = parallel_run;
     return b;
   }();
   return &t;

@@ -290,6 +290,7 @@ const nnrt_backend_v1 kTable = {
     nullptr,  // stream_wait_event
     nullptr,  // event_synchronize
     nullptr,  // device_status: nothing to add to the progress on a CPU
+    nullptr,  // parallel_run: the reference backend is the host pool's user, not a pool
 };
 
 }  // namespace

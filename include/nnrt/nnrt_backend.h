@@ -469,6 +469,21 @@ typedef struct nnrt_backend_v1 {
   ** for what the backend cannot tell (a GPU backend without NVML sets every member to -1 and still
   ** returns NNRT_OK). The host calls it at most about once a second while training. */
   nnrt_status (*device_status)(nnrt_backend_instance *instance, nnrt_device_status *status);
+
+  /* Optional, CPU backends only: runs chunk(i, user) once for every i in [0, chunks) on the
+  ** backend's own worker threads, the calling thread taking part, and returns when all are done.
+  ** For a backend whose library keeps a team of threads of its own (oneDNN's OpenMP team). The host
+  ** then runs its parallel work for a context opened on this backend (host->parallel_for: the
+  ** reference backend's ops, a trainer's workers) on that team instead of its own pool. Why: with
+  ** two sets of threads taking turns on the same cores, each set's threads sleep while the other
+  ** works and must be woken at every switch, and on a virtual machine a wake-up can cost as much as
+  ** a small op. The host still decides the chunks (bounds depend only on n, grain and the context's
+  ** thread count), so results do not change; chunks is at most the context's thread count. chunk
+  ** does not throw, and never calls op_run: work that runs ops (a trainer's workers) stays on the
+  ** host's pool, because a library like oneDNN sizes a kernel's team when it creates it and cannot
+  ** run it inside its own parallel region. A call from inside a chunk may run its chunks one after
+  ** another on the calling thread. It needs no instance: the host may call it from any thread. */
+  void (*parallel_run)(int64_t chunks, void (*chunk)(int64_t index, void *user), void *user);
 } nnrt_backend_v1;
 
 /* What the host gives a backend: its services. */

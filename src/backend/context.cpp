@@ -109,6 +109,13 @@ std::shared_ptr<Context> Context::create(const ContextOptions &options) {
   ctx->host_cache_ = std::make_shared<MemoryCache>(host_memory_source(), options.cache);
   ctx->device_ = backend::Device::open(chosen, options.device, ctx->pool_, options.deterministic, ctx->host_cache_,
                                        options.cache);
+  // A CPU backend with a thread team of its own runs the context's parallel work on it (see
+  // nnrt_backend_v1::parallel_run).
+  const nnrt_backend_v1 &table = ctx->device_->table();
+  if (table.kind == NNRT_DEVICE_CPU && NNRT_HAS_MEMBER(&table, nnrt_backend_v1, parallel_run) && table.parallel_run) {
+    ctx->pool_->run_chunks_on(table.parallel_run);
+    log::debug(cat("context: parallel work runs on backend ", chosen.name, "'s threads"));
+  }
   if (chosen.name == "reference") {
     ctx->reference_ = ctx->device_;
   } else {

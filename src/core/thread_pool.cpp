@@ -15,8 +15,12 @@ struct ThreadPool::Job {
   std::condition_variable done;
 };
 
-ThreadPool::ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) {
-  for (int i = 1; i < threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
+ThreadPool::ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) {}
+
+void ThreadPool::start_workers() {
+  std::call_once(workers_started_, [this] {
+    for (int i = 1; i < threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
+  });
 }
 
 ThreadPool::~ThreadPool() {
@@ -50,6 +54,18 @@ void ThreadPool::worker_loop() {
 }
 
 void ThreadPool::parallel_for(int64_t n, int64_t grain, void (*fn)(int64_t, int64_t, void *), void *user) {
+  run(n, grain, fn, user, true);
+}
+
+void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)> &fn) {
+  run_callable(n, grain, fn, true);
+}
+
+void ThreadPool::parallel_for_own_threads(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)> &fn) {
+  run_callable(n, grain, fn, false);
+}
+
+void ThreadPool::run(int64_t n, int64_t grain, void (*fn)(int64_t, int64_t, void *), void *user, bool may_delegate) {
   if (n <= 0) return;
   if (grain < 1) grain = 1;
   int64_t chunks = std::min<int64_t>(threads_, (n + grain - 1) / grain);
@@ -58,6 +74,22 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, void (*fn)(int64_t, int6
     return;
   }
   int64_t per = (n + chunks - 1) / chunks;
+  ChunkRunner runner = may_delegate ? runner_.load(std::memory_order_acquire) : nullptr;
+  if (runner) {
+    struct Split {
+      void (*fn)(int64_t, int64_t, void *);
+      void *user;
+      int64_t n, per;
+    } split{fn, user, n, per};
+    runner((n + per - 1) / per,
+           [](int64_t i, void *s) {
+             auto *sp = static_cast<Split *>(s);
+             sp->fn(i * sp->per, std::min(sp->n, (i + 1) * sp->per), sp->user);
+           },
+           &split);
+    return;
+  }
+  start_workers();
   Job job{fn, user, 0, {}};
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -75,13 +107,14 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, void (*fn)(int64_t, int6
   }
 }
 
-void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)> &fn) {
+void ThreadPool::run_callable(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)> &fn,
+                              bool may_delegate) {
   struct Ctx {
     const std::function<void(int64_t, int64_t)> *fn;
     std::mutex mutex;
     std::exception_ptr error;
   } ctx{&fn, {}, nullptr};
-  parallel_for(
+  run(
       n, grain,
       [](int64_t b, int64_t e, void *user) {
         auto *c = static_cast<Ctx *>(user);
@@ -92,7 +125,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
           if (!c->error) c->error = std::current_exception();
         }
       },
-      &ctx);
+      &ctx, may_delegate);
   if (ctx.error) std::rethrow_exception(ctx.error);
 }
 

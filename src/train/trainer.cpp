@@ -352,8 +352,8 @@ double Trainer::train_step(const std::vector<data::Batch> &batches, double lr) {
     run(0);
   } else if (k > 1) {
     // The workers share the context's threads: each is one task of the pool, and the ops inside
-    // it spread over whichever threads are free.
-    ctx.pool().parallel_for(static_cast<int64_t>(k), 1, [&](int64_t b, int64_t e) {
+    // it spread over whichever threads are free. On the pool's own threads, since they run ops.
+    ctx.pool().parallel_for_own_threads(static_cast<int64_t>(k), 1, [&](int64_t b, int64_t e) {
       for (int64_t w = b; w < e; ++w) run(static_cast<size_t>(w));
     });
   }

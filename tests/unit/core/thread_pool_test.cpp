@@ -1,6 +1,8 @@
 #include "core/thread_pool.h"
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <numeric>
 #include <stdexcept>
 #include <thread>
@@ -78,6 +80,60 @@ TEST(ThreadPool, ExceptionsReachTheCaller) {
   std::atomic<int> n{0};
   pool.parallel_for(100, 1, [&](int64_t b, int64_t e) { n += static_cast<int>(e - b); });
   EXPECT_EQ(n, 100);
+}
+
+// A stand-in for a backend's parallel_run: runs the chunks in reverse order on the calling thread
+// (any order must do) and counts its calls.
+std::atomic<int> runner_calls{0};
+void reverse_runner(int64_t chunks, void (*chunk)(int64_t, void *), void *user) {
+  runner_calls++;
+  for (int64_t i = chunks - 1; i >= 0; --i) chunk(i, user);
+}
+
+TEST(ThreadPool, AChunkRunnerGetsTheSameChunks) {
+  for (int threads : {2, 3, 8}) {
+    for (int64_t n : {2, 5, 64, 1000, 12345}) {
+      for (int64_t grain : {1, 7, 300}) {
+        auto chunks = [&](ThreadPool &pool) {
+          std::mutex m;
+          std::vector<std::pair<int64_t, int64_t>> out;
+          pool.parallel_for(n, grain, [&](int64_t b, int64_t e) {
+            std::lock_guard<std::mutex> lock(m);
+            out.emplace_back(b, e);
+          });
+          std::sort(out.begin(), out.end());
+          return out;
+        };
+        ThreadPool own(threads), delegated(threads);
+        delegated.run_chunks_on(reverse_runner);
+        int before = runner_calls;
+        auto expected = chunks(own);
+        EXPECT_EQ(chunks(delegated), expected) << threads << " threads, n=" << n << " grain=" << grain;
+        // A single chunk runs on the caller without the runner.
+        EXPECT_EQ(runner_calls - before, expected.size() > 1 ? 1 : 0);
+      }
+    }
+  }
+}
+
+TEST(ThreadPool, AChunkRunnerPassesExceptionsIsBypassedAndCanBeRemoved) {
+  ThreadPool pool(4);
+  pool.run_chunks_on(reverse_runner);
+  EXPECT_THROW(pool.parallel_for(100, 1,
+                                 [](int64_t b, int64_t) {
+                                   if (b > 0) throw std::runtime_error("chunk failed");
+                                 }),
+               std::runtime_error);
+  int before = runner_calls;
+  std::atomic<int> own{0};
+  pool.parallel_for_own_threads(100, 1, [&](int64_t b, int64_t e) { own += static_cast<int>(e - b); });
+  EXPECT_EQ(own, 100);
+  EXPECT_EQ(runner_calls, before) << "parallel_for_own_threads went to the runner";
+  pool.run_chunks_on(nullptr);
+  std::atomic<int> n{0};
+  pool.parallel_for(100, 1, [&](int64_t b, int64_t e) { n += static_cast<int>(e - b); });
+  EXPECT_EQ(n, 100);
+  EXPECT_EQ(runner_calls, before);
 }
 
 TEST(ThreadPool, DefaultThreadCountReadsTheEnvironment) {
