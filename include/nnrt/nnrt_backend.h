@@ -473,8 +473,8 @@ typedef struct nnrt_backend_v1 {
   /* Optional, CPU backends only: runs chunk(i, user) once for every i in [0, chunks) on the
   ** backend's own worker threads, the calling thread taking part, and returns when all are done.
   ** For a backend whose library keeps a team of threads of its own (oneDNN's OpenMP team). The host
-  ** then runs its parallel work for a context opened on this backend (host->parallel_for: the
-  ** reference backend's ops, a trainer's workers) on that team instead of its own pool. Why: with
+  ** then runs its parallel work for a context opened on this backend (host->parallel_for, which
+  ** the reference backend's ops use) on that team instead of its own pool. Why: with
   ** two sets of threads taking turns on the same cores, each set's threads sleep while the other
   ** works and must be woken at every switch, and on a virtual machine a wake-up can cost as much as
   ** a small op. The host still decides the chunks (bounds depend only on n, grain and the context's

@@ -92,7 +92,7 @@ static const nnrt_backend_v1 *counting_entry(uint32_t host_abi, const nnrt_host_
 
 #define N (1 << 20)
 
-/* x + x*x-ish: "add" then "mul" of a ramp, read back into out. */
+/* 2 x * x of a ramp x, as "add" (x + x) then "mul" (x * 2x), read back into out. */
 static void compute(const char *options, float *out) {
   static float ramp[N];
   int64_t shape[1] = {N};
