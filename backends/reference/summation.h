@@ -23,8 +23,9 @@ constexpr int kSumLanes = 8;
 constexpr int64_t kSumBlock = 256;
 constexpr int64_t kSumGroupBlocks = 16;  // parallel sums split into groups of 16 blocks (4096 terms)
 
-// Acc may also be a GCC vector of floats or doubles: each lane then holds the cascade of its own
-// terms, in the same order and with the same bits as a scalar CascadeSum of that lane's terms.
+// Acc may also be a vector of floats or doubles (a GCC vector, or op_reduce.cpp's SideBySide pack of
+// them): each lane then holds the cascade of its own terms, in the same order and with the same bits
+// as a scalar CascadeSum of that lane's terms.
 template <class Acc>
 class CascadeSum {
  public:
