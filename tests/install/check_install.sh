@@ -55,3 +55,14 @@ for test in test_ops test_array; do
   NNRT_BACKEND_PATH="$plugin_dir" "$work/${test}_static"
 done
 echo "installed-header tests, shared and static: ok"
+
+# The cuDNN backend, where it was built: the plugin file links no CUDA library, and the backend it
+# loads on a machine with a GPU is installed beside it.
+if [ -f "$plugin_dir/libnnrt-backend-cudnn.so" ]; then
+  test -f "$plugin_dir/libnnrt-cudnn.so"
+  if ldd "$plugin_dir/libnnrt-backend-cudnn.so" | grep -E 'libcu(da|dart|blas|dnn)'; then
+    echo "the installed cuDNN plugin file links CUDA libraries; it should load them only with a GPU" >&2
+    exit 1
+  fi
+  echo "cuDNN plugin and backend installed: ok"
+fi
