@@ -3,8 +3,9 @@
 ** the CUDA toolkit but no driver) its probe reports no device with the driver's reason, "auto"
 ** selects a CPU backend and the context description says why the GPU was not chosen,
 ** "backend": "cudnn" is NNRT_ERR_NO_DEVICE with that reason, and neither cuBLASLt nor cuDNN is mapped
-** into the process (the plugin loads the backend, which links them, only where there is a GPU). With a GPU, "auto" selects cudnn under the default priorities and a CPU backend
-** when the CPU priority is higher. */
+** into the process (the plugin loads the backend, which links them, only where there is a GPU).
+** With a GPU, the backend (libnnrt-cudnn.so) is loaded, "auto" selects cudnn under the default
+** priorities and a CPU backend when the CPU priority is higher. */
 #include <stdlib.h>
 
 #include "../c/c_test.h"
@@ -55,7 +56,7 @@ int main(void) {
   CHECK(strstr(entry, "\"loaded\":true") != NULL);
   gpu = strstr(entry, "\"usable\":true") != NULL;
   if (!gpu) {
-    /* No device: the reason is CUDA's own, and auto chose a CPU backend. */
+    /* No device: the reason is the CUDA driver's, and auto chose a CPU backend. */
     printf("no usable GPU here: %s\n", entry);
     CHECK(strstr(entry, "no CUDA device: the") != NULL && strstr(entry, "driver") != NULL);
     CHECK(strstr(d, "\"backend\":\"cudnn\"") == NULL);
@@ -73,6 +74,7 @@ int main(void) {
   nnrt_context_release(ctx);
 
   if (gpu) {
+    CHECK(mapped("libnnrt-cudnn.so") != 0);
     CHECK_OK(nnrt_context_create(NULL, &ctx));
     d = c_test_describe(ctx);
     CHECK(strstr(d, "\"backend\":\"cudnn\"") != NULL);
