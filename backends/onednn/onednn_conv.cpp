@@ -23,8 +23,11 @@
 // keeps its weights reordered from call to call while they do not change (onednn_kept_input.h);
 // the backward ones reorder them at every call (cheap next to the convolution, and the weights
 // change at every training step). For bf16 the weight and bias gradients are accumulated in f32
-// and rounded once by the final reorder.
+// and rounded once by the final reorder. Backward data of channels-last f32 tensors has one more
+// candidate, measured against oneDNN's chosen primitive: one product over the whole batch and a
+// col2im of the plugin's own (onednn_conv_backward_data_gemm.h).
 #include "onednn_common.h"
+#include "onednn_conv_backward_data_gemm.h"
 #include "onednn_kept_input.h"
 #include "onednn_measure.h"
 #include "onednn_special_values.h"
@@ -262,6 +265,11 @@ class ConvBackwardDataOp : public Op {
                                    l.x(m, type), l.w(m, type), l.y(m, type), m.strides, m.dilates, m.pad_l, m.pad_r);
                              })
                       .pd;
+    if (!plan_only && GemmBackwardData::applies(d) && gemm_is_faster(b, pd, user_w)) {
+      gemm_ = std::make_unique<GemmBackwardData>(d, layout);
+      log_debug("conv2d backward data: one batched matmul and a col2im");
+      return;
+    }
     layout.need_scratchpad(pd);
     dy_ = Bridge::to_inner(memory_desc(d.inputs[0]), pd.diff_dst_desc(), layout, plan_only);
     w_ = Bridge::to_inner(user_w, pd.weights_desc(), layout, plan_only);
@@ -273,14 +281,36 @@ class ConvBackwardDataOp : public Op {
   }
 
   void run(const Run &r) const override {
+    if (gemm_) return gemm_->run(r);
     dnnl::memory dx = dx_.out(r, 0);
     r.execute(conv_, {{DNNL_ARG_DIFF_DST, dy_.in(r, 0)}, {DNNL_ARG_WEIGHTS, w_.in(r, 1)}, {DNNL_ARG_DIFF_SRC, dx}});
     dx_.finish(r, dx, 0);
   }
 
  private:
+  // Whether the batched product (onednn_conv_backward_data_gemm.h) beats oneDNN's chosen primitive
+  // on this shape, measured; deterministic mode takes it below AVX-512 (where it was measured
+  // faster) and oneDNN's primitive with AVX-512 kernels.
+  static bool gemm_is_faster(const Build &b, const dnnl::convolution_backward_data::primitive_desc &pd,
+                             const md &user_w) {
+    const bool gemm_first = !has_avx512_kernels();
+    if (b.deterministic) return gemm_first;
+    WorkspaceLayout scratch_layout;
+    const GemmBackwardData gemm(b.desc, scratch_layout);
+    const std::vector<std::pair<int, md>> user = {
+        {DNNL_ARG_DIFF_DST, memory_desc(b.desc.inputs[0])}, {DNNL_ARG_WEIGHTS, user_w},
+        {DNNL_ARG_DIFF_SRC, memory_desc(b.desc.outputs[0])}};
+    Candidate gemm_candidate{nullptr, {}, [&gemm] { return gemm.seconds_on_scratch(); }, "batched gemm + col2im"};
+    Candidate primitive{&pd, user};
+    const std::vector<Candidate> candidates =
+        gemm_first ? std::vector<Candidate>{gemm_candidate, primitive} : std::vector<Candidate>{primitive, gemm_candidate};
+    const size_t chosen = fastest_candidate(b.key() + "/gemm", candidates, true);
+    return (chosen == 0) == gemm_first;
+  }
+
   Bridge dy_, w_, dx_;
   dnnl::convolution_backward_data conv_;
+  std::unique_ptr<GemmBackwardData> gemm_;
 };
 
 class ConvBackwardWeightsOp : public Op {

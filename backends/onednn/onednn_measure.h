@@ -12,6 +12,7 @@
 // first candidate, and the op files order candidates by ISA from these measurements.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,9 +23,13 @@ namespace nnrt::onednn {
 
 // One way to compute an op: its primitive descriptor, and for each argument that comes from or
 // goes to the user, the user's layout (a reorder is counted where it differs from the primitive's).
+// A way that is not one primitive (a kernel of the plugin's own) gives instead `seconds`, which
+// times one run of it on scratch data, and a `name` for the log.
 struct Candidate {
   const dnnl::primitive_desc_base *pd;
   std::vector<std::pair<int, md>> user_layouts;  // DNNL_ARG_* and the user's descriptor
+  std::function<double()> seconds = nullptr;
+  const char *name = nullptr;
 };
 
 // The index of the candidate to use. `key` names the op (its normalized descriptor); the thread

@@ -82,6 +82,7 @@ void add_binary_cases(Picker &p, std::vector<Case> &out);
 void add_reduce_softmax_cases(Picker &p, std::vector<Case> &out);
 void add_matmul_cases(Picker &p, std::vector<Case> &out);
 void add_conv_cases(Picker &p, std::vector<Case> &out);
+void add_conv_channels_last_cases(std::vector<Case> &out);
 void add_pool_cases(Picker &p, std::vector<Case> &out);
 void add_batchnorm_cases(Picker &p, std::vector<Case> &out);
 void add_training_cases(Picker &p, std::vector<Case> &out);  // loss, dropout, gather, optimizer

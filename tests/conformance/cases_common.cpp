@@ -101,6 +101,7 @@ std::vector<Case> all_cases(uint64_t seed) {
   add_pool_cases(p, cases);
   add_batchnorm_cases(p, cases);
   add_training_cases(p, cases);
+  add_conv_channels_last_cases(cases);
   for (Case &c : cases) c.seed = p.seed();
   return cases;
 }

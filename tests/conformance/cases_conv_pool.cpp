@@ -283,6 +283,25 @@ void add_pool(Picker &p, std::vector<Case> &out) {
 }  // namespace
 
 void add_conv_cases(Picker &p, std::vector<Case> &out) { add_conv(p, out); }
+
+// Backward data with dY and dX both channels-last, as training passes them on a CPU, which the
+// oneDNN plugin may compute as one batched product and a col2im: LeNet's conv2, windows partly in
+// padding, and strides that skip input pixels (their gradient is 0). Added after every random
+// case, whose seeds follow the order of the list.
+void add_conv_channels_last_cases(std::vector<Case> &out) {
+  for (const ConvShape &s : {ConvShape{3, 20, 50, 12, 12, 5, 5, 1, 2, 2, 1, 1, 0, 0, 0, 0},
+                             ConvShape{2, 3, 4, 7, 6, 3, 3, 1, 1, 1, 1, 1, 2, 1, 1, 2},
+                             ConvShape{2, 5, 6, 10, 9, 2, 3, 1, 3, 2, 1, 1, 0, 1, 1, 0}}) {
+    const Dims xd{s.n, s.c, s.h, s.w}, wd{s.o, s.c, s.kh, s.kw}, yd{s.n, s.o, s.oh(), s.ow()};
+    const std::string group = "conv2d_backward_data/f32";
+    CaseBuilder b(NNRT_OP_CONV2D_BACKWARD_DATA, group + "/" + s.name() + "/x:nhwc/w:contiguous/y:nhwc", group);
+    b.in(make_tensor(NNRT_DTYPE_F32, yd, Layout::channels_last)).in(make_tensor(NNRT_DTYPE_F32, wd, Layout::contiguous));
+    b.out(make_tensor(NNRT_DTYPE_F32, xd, Layout::channels_last), std::sqrt(double(s.o * s.kh * s.kw)));
+    b.attrs(conv_attrs(s));
+    out.push_back(b.done());
+  }
+}
+
 void add_pool_cases(Picker &p, std::vector<Case> &out) { add_pool(p, out); }
 
 }  // namespace nnrt::conformance
