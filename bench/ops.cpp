@@ -1,8 +1,8 @@
 // bench/ops: throughput of the ops that dominate training, on the reference and oneDNN backends,
 // driven through the plugin ABI exactly as nnrt drives them (op created once, op_run timed), and
 // the same matrix products through OpenBLAS's cblas_sgemm for scale, and LeNet's max poolings in
-// microseconds per call, plain NCHW (as training passes them) and channels-last (as prediction
-// plans do). Prints figures, never pass/fail.
+// microseconds per call, plain NCHW and channels-last (as training on a CPU and prediction plans
+// pass them). Prints figures, never pass/fail.
 //
 //   ops [PATH/libnnrt-backend-onednn.so [THREADS [pool]]]   (default: ./libnnrt-backend-onednn.so, 2)
 //
@@ -191,6 +191,16 @@ double sgemm_seconds(int m, int k, int n) {
   });
 }
 
+// NCHW dims stored channels-last.
+nnrt_tensor_desc channels_last(std::vector<int64_t> nchw) {
+  nnrt_tensor_desc t = tensor(nchw);
+  t.strides[1] = 1;
+  t.strides[3] = nchw[1];
+  t.strides[2] = nchw[1] * nchw[3];
+  t.strides[0] = nchw[1] * nchw[3] * nchw[2];
+  return t;
+}
+
 struct Conv {
   const char *name;
   int64_t n, c, o, h, w, k, stride;
@@ -210,15 +220,6 @@ struct Conv {
   nnrt_tensor_desc y() const { return tensor({n, o, oh(), ow()}); }
 };
 
-// NCHW dims stored channels-last.
-nnrt_tensor_desc channels_last(std::vector<int64_t> nchw) {
-  nnrt_tensor_desc t = tensor(nchw);
-  t.strides[1] = 1;
-  t.strides[3] = nchw[1];
-  t.strides[2] = nchw[1] * nchw[3];
-  t.strides[0] = nchw[1] * nchw[3] * nchw[2];
-  return t;
-}
 
 // LeNet's 2x2, stride 2 max poolings: forward and backward, plain and channels-last.
 void pool_rows(Backend &ref, Backend &dnnl) {
@@ -278,14 +279,19 @@ int main(int argc, char **argv) {
   const Conv convs[] = {{"conv1 64x1x28x28 20@5x5", 64, 1, 20, 28, 28, 5, 1},
                         {"conv2 64x20x12x12 50@5x5/2", 64, 20, 50, 12, 12, 5, 2}};
   for (const Conv &c : convs) {
-    nnrt_op_desc fwd = op_desc(NNRT_OP_CONV2D, {c.x(), c.wt()}, {c.y()});
-    nnrt_op_desc bwd_data = op_desc(NNRT_OP_CONV2D_BACKWARD_DATA, {c.y(), c.wt()}, {c.x()});
-    nnrt_op_desc bwd_weights = op_desc(NNRT_OP_CONV2D_BACKWARD_WEIGHTS, {c.x(), c.y()}, {c.wt()});
-    for (nnrt_op_desc *d : {&fwd, &bwd_data, &bwd_weights}) d->attrs = c.attrs();
-    std::string name = c.name;
-    print_row((name + " fwd").c_str(), c.flops(), ref.time(fwd), dnnl.time(fwd), NAN);
-    print_row((name + " bwd-data").c_str(), c.flops(), ref.time(bwd_data), dnnl.time(bwd_data), NAN);
-    print_row((name + " bwd-weights").c_str(), c.flops(), ref.time(bwd_weights), dnnl.time(bwd_weights), NAN);
+    // Activations plain NCHW, then channels-last as training on a CPU passes them.
+    for (bool last : {false, true}) {
+      const nnrt_tensor_desc x = last ? channels_last({c.n, c.c, c.h, c.w}) : c.x(),
+                             y = last ? channels_last({c.n, c.o, c.oh(), c.ow()}) : c.y();
+      nnrt_op_desc fwd = op_desc(NNRT_OP_CONV2D, {x, c.wt()}, {y});
+      nnrt_op_desc bwd_data = op_desc(NNRT_OP_CONV2D_BACKWARD_DATA, {y, c.wt()}, {x});
+      nnrt_op_desc bwd_weights = op_desc(NNRT_OP_CONV2D_BACKWARD_WEIGHTS, {x, y}, {c.wt()});
+      for (nnrt_op_desc *d : {&fwd, &bwd_data, &bwd_weights}) d->attrs = c.attrs();
+      std::string name = std::string(c.name) + (last ? " nhwc" : "");
+      print_row((name + " fwd").c_str(), c.flops(), ref.time(fwd), dnnl.time(fwd), NAN);
+      print_row((name + " bwd-data").c_str(), c.flops(), ref.time(bwd_data), dnnl.time(bwd_data), NAN);
+      print_row((name + " bwd-weights").c_str(), c.flops(), ref.time(bwd_weights), dnnl.time(bwd_weights), NAN);
+    }
   }
 
   // Dispatch overhead: op_run of a cached op on tiny tensors is almost all fixed cost.
