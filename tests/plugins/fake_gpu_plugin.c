@@ -31,7 +31,20 @@
 
 #include <stddef.h>
 
+#include <pthread.h>
+
 #include <nnrt/nnrt_backend.h>
+
+/* A real driver is thread-safe, and nnrt calls it from several threads at once (a batch iterator's
+** producer copies on its own stream while the consumer runs ops and waits for events), so every
+** function that touches the simulated device's state holds this lock for its whole call. */
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+static void release_state_lock(int *unused) {
+  (void)unused;
+  pthread_mutex_unlock(&state_lock);
+}
+#define HOLD_STATE_LOCK \
+  int state_lock_held __attribute__((cleanup(release_state_lock), unused)) = pthread_mutex_lock(&state_lock)
 
 #define DEVICE_OFFSET ((uintptr_t)1 << 46) /* far outside any mapping on x86-64 Linux */
 
@@ -73,12 +86,16 @@ static long fault_countdown = 0;
 static int fault_fired = 0;
 
 __attribute__((visibility("default"))) void nnrt_fakegpu_fail(int what, long k) {
+  HOLD_STATE_LOCK;
   fault_what = k > 0 ? what : -1;
   fault_countdown = k;
   fault_fired = 0;
 }
 
-__attribute__((visibility("default"))) int nnrt_fakegpu_fault_fired(void) { return fault_fired; }
+__attribute__((visibility("default"))) int nnrt_fakegpu_fault_fired(void) {
+  HOLD_STATE_LOCK;
+  return fault_fired;
+}
 
 /* Nonzero (after setting the host's error) when this call of `what` is the one to fail. */
 static int injected_failure(int what) {
@@ -118,6 +135,7 @@ static void violation(const char *what) {
 ** event, D a device-to-device copy. */
 __attribute__((visibility("default"))) void nnrt_fakegpu_staging_report(long *copies, long *waits, long *bad,
                                                                        const char **calls) {
+  HOLD_STATE_LOCK;
   *copies = deferred_copies;
   *waits = stream_waits;
   *bad = violations;
@@ -125,6 +143,7 @@ __attribute__((visibility("default"))) void nnrt_fakegpu_staging_report(long *co
 }
 
 __attribute__((visibility("default"))) void nnrt_fakegpu_staging_reset(void) {
+  HOLD_STATE_LOCK;
   deferred_copies = stream_waits = violations = 0;
   trace_len = 0;
   trace[0] = 0;
@@ -132,7 +151,10 @@ __attribute__((visibility("default"))) void nnrt_fakegpu_staging_reset(void) {
 
 /* Page-locked buffers allocated and not yet freed, over every instance. */
 static long pinned_in_use = 0;
-__attribute__((visibility("default"))) long nnrt_fakegpu_pinned_in_use(void) { return pinned_in_use; }
+__attribute__((visibility("default"))) long nnrt_fakegpu_pinned_in_use(void) {
+  HOLD_STATE_LOCK;
+  return pinned_in_use;
+}
 
 static int is_pinned(const void *p, size_t bytes) {
   int i;
@@ -245,6 +267,7 @@ static void close_device(nnrt_backend_instance *inst) {
 }
 
 static nnrt_status mem_alloc(nnrt_backend_instance *inst, size_t bytes, void **out) {
+  HOLD_STATE_LOCK;
   void *p = NULL;
   if (injected_failure(FAULT_ALLOC)) return NNRT_ERR_BACKEND;
   if (posix_memalign(&p, 256, bytes ? bytes : 1) != 0) return NNRT_ERR_OUT_OF_MEMORY;
@@ -254,12 +277,14 @@ static nnrt_status mem_alloc(nnrt_backend_instance *inst, size_t bytes, void **o
 }
 
 static void mem_free(nnrt_backend_instance *inst, void *ptr) {
+  HOLD_STATE_LOCK;
   --inst->live_allocations;
   free(real(ptr));
 }
 
 static nnrt_status memcpy_async(nnrt_backend_instance *inst, void *dst, const void *src, size_t bytes, int32_t kind,
                                 nnrt_stream *stream) {
+  HOLD_STATE_LOCK;
   (void)inst;
   if (injected_failure(FAULT_COPY)) return NNRT_ERR_BACKEND;
   if (stream) {
@@ -294,6 +319,7 @@ static nnrt_status memcpy_async(nnrt_backend_instance *inst, void *dst, const vo
 }
 
 static nnrt_status memset_async(nnrt_backend_instance *inst, void *dst, int value, size_t bytes, nnrt_stream *s) {
+  HOLD_STATE_LOCK;
   (void)inst;
   if (s) {
     complete(s, s->queued);
@@ -305,6 +331,7 @@ static nnrt_status memset_async(nnrt_backend_instance *inst, void *dst, int valu
 }
 
 static nnrt_status stream_create(nnrt_backend_instance *inst, nnrt_stream **out) {
+  HOLD_STATE_LOCK;
   int i;
   (void)inst;
   *out = (nnrt_stream *)calloc(1, sizeof **out);
@@ -321,6 +348,7 @@ static nnrt_status stream_create(nnrt_backend_instance *inst, nnrt_stream **out)
 }
 
 static void stream_destroy(nnrt_backend_instance *inst, nnrt_stream *s) {
+  HOLD_STATE_LOCK;
   int i;
   (void)inst;
   complete(s, s->queued);
@@ -331,12 +359,14 @@ static void stream_destroy(nnrt_backend_instance *inst, nnrt_stream *s) {
 }
 
 static nnrt_status stream_synchronize(nnrt_backend_instance *inst, nnrt_stream *s) {
+  HOLD_STATE_LOCK;
   (void)inst;
   complete(s, s->queued);
   return NNRT_OK;
 }
 
 static nnrt_status host_alloc(nnrt_backend_instance *inst, size_t bytes, void **out) {
+  HOLD_STATE_LOCK;
   int i;
   if (injected_failure(FAULT_ALLOC)) return NNRT_ERR_BACKEND;
   for (i = 0; i < MAX_PINNED; ++i) {
@@ -353,6 +383,7 @@ static nnrt_status host_alloc(nnrt_backend_instance *inst, size_t bytes, void **
 }
 
 static void host_free(nnrt_backend_instance *inst, void *ptr) {
+  HOLD_STATE_LOCK;
   int i;
   for (i = 0; i < MAX_PINNED; ++i) {
     if (pinned[i].ptr == ptr) {
@@ -376,6 +407,7 @@ static void event_destroy(nnrt_backend_instance *inst, nnrt_event *e) {
 }
 
 static nnrt_status event_record(nnrt_backend_instance *inst, nnrt_event *e, nnrt_stream *s) {
+  HOLD_STATE_LOCK;
   (void)inst;
   e->stream = s;
   e->seq = s->queued;
@@ -385,6 +417,7 @@ static nnrt_status event_record(nnrt_backend_instance *inst, nnrt_event *e, nnrt
 
 /* The simulated device finishes the event's work now: later work on `s` then finds it done. */
 static nnrt_status stream_wait_event(nnrt_backend_instance *inst, nnrt_stream *s, nnrt_event *e) {
+  HOLD_STATE_LOCK;
   (void)inst;
   (void)s;
   ++stream_waits;
@@ -394,6 +427,7 @@ static nnrt_status stream_wait_event(nnrt_backend_instance *inst, nnrt_stream *s
 }
 
 static nnrt_status event_synchronize(nnrt_backend_instance *inst, nnrt_event *e) {
+  HOLD_STATE_LOCK;
   (void)inst;
   note('S');
   if (e->stream) complete(e->stream, e->seq);
@@ -446,6 +480,7 @@ static nnrt_status op_create(nnrt_backend_instance *inst, const nnrt_op_desc *de
 }
 
 static nnrt_status op_run(nnrt_backend_op *op, const nnrt_op_args *args) {
+  HOLD_STATE_LOCK;
   const nnrt_op_desc *d = &op->desc;
   int64_t n = numel(&d->outputs[0]), i;
   if (injected_failure(FAULT_OP_RUN)) return NNRT_ERR_BACKEND;
