@@ -97,6 +97,14 @@ struct Layouts {
 // of input channels is the slow one (LeNet's conv1, AVX2, 1 thread: 7.1 ms blocked, 1.4 ms NHWC).
 std::vector<Layouts> layout_candidates(const ConvGeometry &g, Pass pass) {
   const Layouts blocked{tag::any, tag::any}, channels_last{tag::nhwc, tag::any}, plain{tag::nchw, tag::oihw};
+  // oneDNN 2.6's NHWC weight-gradient kernel for a strided 1x1 convolution (jit_1x1 and its copy of
+  // the strided input into a unit-stride buffer) writes past its scratchpad when a group's input
+  // channels do not fill its vectors: with 2 channels and stride 3 (AVX2, 1 thread) valgrind sees
+  // the writes, the gradients come out wrong and the heap is corrupted. Such a convolution takes the
+  // blocked layouts, whose channels are padded to the vector width.
+  const size_t r = g.w_dims.size();
+  const bool strided_1x1 = g.w_dims[r - 1] == 1 && g.w_dims[r - 2] == 1 && (g.strides[0] > 1 || g.strides[1] > 1);
+  if (pass == Pass::backward_weights && strided_1x1 && (g.x_dims[1] / g.groups) % 16 != 0) return {blocked};
   const bool few_input_channels = g.groups == 1 && g.x_dims[1] < 4;
   if (!few_input_channels) return {channels_last, blocked};
   switch (pass) {

@@ -284,10 +284,10 @@ void add_pool(Picker &p, std::vector<Case> &out) {
 
 void add_conv_cases(Picker &p, std::vector<Case> &out) { add_conv(p, out); }
 
-// Backward data with dY and dX both channels-last, as training passes them on a CPU, which the
-// oneDNN plugin may compute as one batched product and a col2im: LeNet's conv2, windows partly in
-// padding, and strides that skip input pixels (their gradient is 0). Added after every random
-// case, whose seeds follow the order of the list.
+// Fixed channels-last cases, added after every random case (whose seeds follow the order of the
+// list). Backward data with dY and dX both channels-last, as training passes them on a CPU, which
+// the oneDNN plugin may compute as one batched product and a col2im: LeNet's conv2, windows partly
+// in padding, and strides that skip input pixels (their gradient is 0).
 void add_conv_channels_last_cases(std::vector<Case> &out) {
   for (const ConvShape &s : {ConvShape{3, 20, 50, 12, 12, 5, 5, 1, 2, 2, 1, 1, 0, 0, 0, 0},
                              ConvShape{2, 3, 4, 7, 6, 3, 3, 1, 1, 1, 1, 1, 2, 1, 1, 2},
@@ -300,6 +300,17 @@ void add_conv_channels_last_cases(std::vector<Case> &out) {
     b.attrs(conv_attrs(s));
     out.push_back(b.done());
   }
+  // The weight gradient of a strided 1x1 convolution whose 2 input channels do not fill a vector,
+  // channels-last, with a bias (oneDNN 2.6's NHWC kernel wrote past its scratchpad and got it wrong).
+  const ConvShape s{3, 2, 1, 12, 3, 1, 1, 1, 3, 3, 1, 1, 0, 0, 0, 0};
+  const std::string group = "conv2d_backward_weights/f32/bias";
+  CaseBuilder b(NNRT_OP_CONV2D_BACKWARD_WEIGHTS, group + "/" + s.name() + "/x:nhwc/w:contiguous/y:nhwc", group);
+  b.in(make_tensor(NNRT_DTYPE_F32, {s.n, s.c, s.h, s.w}, Layout::channels_last))
+      .in(make_tensor(NNRT_DTYPE_F32, {s.n, s.o, s.oh(), s.ow()}, Layout::channels_last));
+  b.out(make_tensor(NNRT_DTYPE_F32, {s.o, s.c, s.kh, s.kw}), std::sqrt(double(s.n * s.oh() * s.ow())))
+      .out(make_tensor(NNRT_DTYPE_F32, {s.o}), std::sqrt(double(s.n * s.oh() * s.ow())));
+  b.attrs(conv_attrs(s));
+  out.push_back(b.done());
 }
 
 void add_pool_cases(Picker &p, std::vector<Case> &out) { add_pool(p, out); }
