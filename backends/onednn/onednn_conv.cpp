@@ -273,10 +273,15 @@ class ConvBackwardDataOp : public Op {
                                    l.x(m, type), l.w(m, type), l.y(m, type), m.strides, m.dilates, m.pad_l, m.pad_r);
                              })
                       .pd;
-    if (!plan_only && GemmBackwardData::applies(d) && gemm_is_faster(b, pd, user_w)) {
-      gemm_ = std::make_unique<GemmBackwardData>(d, layout);
-      log_debug("conv2d backward data: one batched matmul and a col2im");
-      return;
+    if (!plan_only && GemmBackwardData::applies(d)) {
+      WorkspaceLayout gemm_layout;
+      auto gemm = std::make_unique<GemmBackwardData>(d, gemm_layout);
+      if (gemm_is_faster(b, pd, user_w, *gemm)) {
+        gemm_ = std::move(gemm);
+        layout = gemm_layout;  // the op's only buffers
+        log_debug("conv2d backward data: one batched matmul and a col2im");
+        return;
+      }
     }
     layout.need_scratchpad(pd);
     dy_ = Bridge::to_inner(memory_desc(d.inputs[0]), pd.diff_dst_desc(), layout, plan_only);
@@ -300,11 +305,9 @@ class ConvBackwardDataOp : public Op {
   // on this shape, measured; deterministic mode takes it below AVX-512 (where it was measured
   // faster) and oneDNN's primitive with AVX-512 kernels.
   static bool gemm_is_faster(const Build &b, const dnnl::convolution_backward_data::primitive_desc &pd,
-                             const md &user_w) {
+                             const md &user_w, const GemmBackwardData &gemm) {
     const bool gemm_first = !has_avx512_kernels();
     if (b.deterministic) return gemm_first;
-    WorkspaceLayout scratch_layout;
-    const GemmBackwardData gemm(b.desc, scratch_layout);
     const std::vector<std::pair<int, md>> user = {
         {DNNL_ARG_DIFF_DST, memory_desc(b.desc.inputs[0])}, {DNNL_ARG_WEIGHTS, user_w},
         {DNNL_ARG_DIFF_SRC, memory_desc(b.desc.outputs[0])}};

@@ -1,11 +1,11 @@
 // Backward-data convolution as one batched product and a col2im (onednn_conv_backward_data_gemm.h).
 #include "onednn_conv_backward_data_gemm.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+
+#include "onednn_measure.h"
 
 namespace nnrt::onednn {
 namespace {
@@ -95,18 +95,13 @@ void GemmBackwardData::col2im(const float *dcol, float *dx) const {
 }
 
 double GemmBackwardData::seconds_on_scratch() const {
-  auto filled = [](const md &m) {
-    dnnl::memory mem(m, cpu_engine());
-    auto *p = static_cast<float *>(mem.get_data_handle());
-    std::fill(p, p + m.get_size() / sizeof(float), 0.25f);
-    return mem;
-  };
-  dnnl::memory w_user = filled(w_user_), w = filled(w_ohwi_), dy = filled(dy_rows_), dcol = filled(dcol_rows_);
-  const dnnl::memory dx = filled(md({n_ * h_ * w_ * c_}, dt::f32, tag::a));
+  dnnl::memory w_user = scratch_memory(w_user_), w = scratch_memory(w_ohwi_), dy = scratch_memory(dy_rows_),
+               dcol = scratch_memory(dcol_rows_);
+  const dnnl::memory dx = scratch_memory(md({n_ * h_ * w_ * c_}, dt::f32, tag::a));
   const dnnl::memory w_rows(w_rows_, cpu_engine(), w.get_data_handle());
   const md scratchpad_md = pd_.scratchpad_desc();
   ExecArgs args{{DNNL_ARG_SRC, dy}, {DNNL_ARG_WEIGHTS, w_rows}, {DNNL_ARG_DST, dcol}};
-  if (scratchpad_md.get_size() != 0) args.emplace(DNNL_ARG_SCRATCHPAD, filled(scratchpad_md));
+  if (scratchpad_md.get_size() != 0) args.emplace(DNNL_ARG_SCRATCHPAD, scratch_memory(scratchpad_md));
   dnnl::stream &s = thread_stream();
   const dnnl::reorder reorder(w_user, w);
   double best = 1e30;

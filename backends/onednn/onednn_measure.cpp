@@ -18,15 +18,6 @@ constexpr int kArgs[] = {DNNL_ARG_SRC,          DNNL_ARG_WEIGHTS,      DNNL_ARG_
                          DNNL_ARG_DIFF_SRC,     DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_BIAS, DNNL_ARG_DIFF_DST,
                          DNNL_ARG_WORKSPACE,    DNNL_ARG_SCRATCHPAD};
 
-// Scratch memory of descriptor m, filled with small finite values (every 16-bit half reads 0x3e80:
-// 0.25 as bf16, about 0.25 as f32), so that no kernel meets denormals or NaN.
-dnnl::memory scratch(const md &m) {
-  dnnl::memory mem(m, cpu_engine());
-  auto *p = static_cast<uint16_t *>(mem.get_data_handle());
-  std::fill(p, p + m.get_size() / sizeof(uint16_t), static_cast<uint16_t>(0x3e80));
-  return mem;
-}
-
 // One candidate made runnable: its primitive and the reorders its bridges would run.
 struct Trial {
   dnnl::primitive primitive;
@@ -36,12 +27,12 @@ struct Trial {
   explicit Trial(const Candidate &c) : primitive(c.pd->get()) {
     for (int arg : kArgs) {
       md m = c.pd->query_md(dnnl::query::exec_arg_md, arg);
-      if (m.get_size() != 0) args.emplace(arg, scratch(m));
+      if (m.get_size() != 0) args.emplace(arg, scratch_memory(m));
     }
     for (const auto &[arg, user] : c.user_layouts) {
       auto it = args.find(arg);
       if (it == args.end() || it->second.get_desc() == user) continue;
-      dnnl::memory u = scratch(user);
+      dnnl::memory u = scratch_memory(user);
       reorders.push_back({dnnl::reorder(u, it->second), {u, it->second}});
     }
   }
@@ -90,6 +81,14 @@ bool remembered(const std::string &key, size_t count, size_t *choice) {
 }
 
 }  // namespace
+
+// Every 16-bit half reads 0x3e80: 0.25 as bf16, about 0.25 as f32.
+dnnl::memory scratch_memory(const md &m) {
+  dnnl::memory mem(m, cpu_engine());
+  auto *p = static_cast<uint16_t *>(mem.get_data_handle());
+  std::fill(p, p + m.get_size() / sizeof(uint16_t), static_cast<uint16_t>(0x3e80));
+  return mem;
+}
 
 size_t fastest_candidate(const std::string &key, const std::vector<Candidate> &candidates, bool measure) {
   if (candidates.size() <= 1 || !measure) return 0;

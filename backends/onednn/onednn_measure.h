@@ -37,6 +37,10 @@ struct Candidate {
 // returns 0 without running anything.
 size_t fastest_candidate(const std::string &key, const std::vector<Candidate> &candidates, bool measure);
 
+// Memory of descriptor m (owned by the returned object) filled with small finite values, so that no
+// kernel timed on it meets denormals or NaN. Throws dnnl::error when it cannot be allocated.
+dnnl::memory scratch_memory(const md &m);
+
 // Whether the CPU runs oneDNN's AVX-512 kernels (the ISA oneDNN dispatches to, after any
 // DNNL_MAX_CPU_ISA cap).
 bool has_avx512_kernels();
