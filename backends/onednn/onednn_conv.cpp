@@ -311,7 +311,7 @@ class ConvBackwardDataOp : public Op {
     const std::vector<std::pair<int, md>> user = {
         {DNNL_ARG_DIFF_DST, memory_desc(b.desc.inputs[0])}, {DNNL_ARG_WEIGHTS, user_w},
         {DNNL_ARG_DIFF_SRC, memory_desc(b.desc.outputs[0])}};
-    Candidate gemm_candidate{nullptr, {}, [&gemm] { return gemm.seconds_on_scratch(); }, "batched gemm + col2im"};
+    Candidate gemm_candidate{nullptr, {}, gemm.scratch_timer(), "batched gemm + col2im"};
     Candidate primitive{&pd, user};
     const std::vector<Candidate> candidates =
         gemm_first ? std::vector<Candidate>{gemm_candidate, primitive} : std::vector<Candidate>{primitive, gemm_candidate};

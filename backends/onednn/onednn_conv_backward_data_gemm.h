@@ -7,6 +7,8 @@
 // AVX2 AMD EPYC) took 679-785 us at 2 threads and 1245 at 1, against 362-378 and 745 this way.
 #pragma once
 
+#include <functional>
+
 #include "onednn_common.h"
 
 namespace nnrt::onednn {
@@ -22,8 +24,10 @@ class GemmBackwardData {
   GemmBackwardData(const nnrt_op_desc &d, WorkspaceLayout &layout);
 
   void run(const Run &r) const;
-  // One run on scratch data of the op's sizes, in seconds (for onednn_measure.h).
-  double seconds_on_scratch() const;
+  // A timer for onednn_measure.h: each call runs this path once on scratch data of the op's sizes
+  // and returns the seconds. The scratch data is made at the first call, which also runs once
+  // untimed. Must not outlive this object.
+  std::function<double()> scratch_timer() const;
 
  private:
   // Adds dX's columns into dX, which it first zeroes.
