@@ -7,7 +7,9 @@
 //
 // oneDNN's batch normalization takes 2-D to 5-D tensors and is fastest on 4-D ones, so the
 // spatial dims are folded into one ([N, C, H*W*..., 1]) whenever the strides allow it.
+#include "onednn_batchnorm_exact.h"
 #include "onednn_common.h"
+#include "onednn_special_values.h"
 
 namespace nnrt::onednn {
 namespace {
@@ -142,7 +144,7 @@ class BatchnormOp : public Op {
 
 class BatchnormBackwardOp : public Op {
  public:
-  BatchnormBackwardOp(const nnrt_op_desc &d, bool plan_only) {
+  BatchnormBackwardOp(const nnrt_op_desc &d, bool plan_only) : desc_(d) {
     const nnrt_tensor_desc &x = d.inputs[0], &dy = d.inputs[1], &dx = d.outputs[0];
     const dt type = dnnl_type(x.dtype);
     std::vector<md> ds = activation_descs({&x, &dy, &dx}, type);
@@ -188,9 +190,13 @@ class BatchnormBackwardOp : public Op {
     r.execute(bnorm_, std::move(args));
     dgamma_.finish(r, dgamma, 1);
     dbeta_.finish(r, dbeta, 2);
+    // oneDNN's f32 arithmetic overflows on inputs near 1e20, where the exact dx is finite; NaN and
+    // infinities in the inputs take the exact path too (onednn_batchnorm_exact.h).
+    if (find_special_values(r.args().outputs[0], desc_.outputs[0])) exact_batchnorm_backward(desc_, r.args());
   }
 
  private:
+  nnrt_op_desc desc_;
   md x_, dx_;
   Bridge dy_, mean_, var_, gamma_, dgamma_, dbeta_;
   dnnl::batch_normalization_backward bnorm_;

@@ -85,6 +85,8 @@ void add_conv_cases(Picker &p, std::vector<Case> &out);
 void add_conv_channels_last_cases(std::vector<Case> &out);
 void add_pool_cases(Picker &p, std::vector<Case> &out);
 void add_batchnorm_cases(Picker &p, std::vector<Case> &out);
+// A fixed case, after the random ones so that their seeds do not move.
+void add_batchnorm_outlier_cases(std::vector<Case> &out);
 void add_training_cases(Picker &p, std::vector<Case> &out);  // loss, dropout, gather, optimizer
 
 // Every case, in a fixed order for a given seed.

@@ -102,6 +102,7 @@ std::vector<Case> all_cases(uint64_t seed) {
   add_batchnorm_cases(p, cases);
   add_training_cases(p, cases);
   add_conv_channels_last_cases(cases);
+  add_batchnorm_outlier_cases(cases);
   for (Case &c : cases) c.seed = p.seed();
   return cases;
 }

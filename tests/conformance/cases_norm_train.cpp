@@ -255,6 +255,27 @@ void add_optimizers(Picker &p, std::vector<Case> &out) {
 
 void add_batchnorm_cases(Picker &p, std::vector<Case> &out) { add_batchnorm(p, out); }
 
+void add_batchnorm_outlier_cases(std::vector<Case> &out) {
+  // One x of 5e19 in channel 0, its dy 1: dx there is about 5e19^2 / 75 times gamma and inv_std^3,
+  // finite, but (x - mean)^2 on the way is not a float (oneDNN 2.6's f32 kernel gave +-inf).
+  nnrt_op_attrs a = no_attrs();
+  a.eps = 1e-5;
+  a.flags = NNRT_FLAG_TRAINING;
+  Dims d{3, 4, 5, 5};
+  out.push_back(CaseBuilder(NNRT_OP_BATCHNORM_BACKWARD, "batchnorm_backward/f32/3x4x5x5/outlier-5e19",
+                            "batchnorm_backward/f32")
+                    .in(make_tensor(NNRT_DTYPE_F32, d), Fill::Outlier(-2, 2, 5e19))
+                    .in(make_tensor(NNRT_DTYPE_F32, d), Fill::Outlier(-1, 1, 1))
+                    .in(make_tensor(NNRT_DTYPE_F32, {4}), Fill::U(0, 1))
+                    .in(make_tensor(NNRT_DTYPE_F32, {4}), Fill::U(0.5, 2))
+                    .in(make_tensor(NNRT_DTYPE_F32, {4}), Fill::U(0.5, 1.5))
+                    .out(make_tensor(NNRT_DTYPE_F32, d), 2)
+                    .out(make_tensor(NNRT_DTYPE_F32, {4}), 1e20)
+                    .out(make_tensor(NNRT_DTYPE_F32, {4}), 10)
+                    .attrs(a)
+                    .done());
+}
+
 void add_training_cases(Picker &p, std::vector<Case> &out) {
   add_losses(p, out);
   add_dropout(p, out);

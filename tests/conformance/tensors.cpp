@@ -196,6 +196,7 @@ void HostTensor::fill(const Fill &f, std::mt19937_64 &rng) {
           if (!is_float && std::isnan(v)) v = 0;
           break;
         }
+        case Fill::outlier: v = i == 0 ? f.value : f.lo + (f.hi - f.lo) * unit(rng); break;
         default: v = f.lo + (f.hi - f.lo) * unit(rng); break;
       }
       if (!is_float && f.kind != Fill::special) v = std::round(v);

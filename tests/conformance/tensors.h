@@ -67,10 +67,12 @@ struct Fill {
     relu_out,   // max(0, uniform[lo, hi]): exact zeros, as a relu's output has
     max_edges,  // floats: ties as above, almost half -inf and a tenth NaN, so that max pooling sees
                 // windows wholly of -inf, windows with several NaN and tied maxima (others: ties)
-    poison      // every byte 0xff: an output the op must overwrite (NaN in floats, -1 in ints)
+    poison,     // every byte 0xff: an output the op must overwrite (NaN in floats, -1 in ints)
+    outlier     // uniform in [lo, hi], but element 0 is `value`
   };
   Kind kind = uniform;
   double lo = -1, hi = 1;
+  double value = 0;  // outlier's
   static Fill U(double lo, double hi) { return {uniform, lo, hi}; }
   static Fill Ties(double lo, double hi) { return {ties, lo, hi}; }
   static Fill Ints(double lo, double hi) { return {integers, lo, hi}; }
@@ -78,6 +80,7 @@ struct Fill {
   static Fill ReluOut(double lo, double hi) { return {relu_out, lo, hi}; }
   static Fill MaxEdges(double lo, double hi) { return {max_edges, lo, hi}; }
   static Fill Poison() { return {poison, 0, 0}; }
+  static Fill Outlier(double lo, double hi, double value) { return {outlier, lo, hi, value}; }
 };
 
 // A buffer covering every element a tensor addresses, 256-byte aligned (as nnrt's allocator).
