@@ -76,7 +76,7 @@ void time_once(const Candidate &c, Timing &t) {
 
 // Candidates take turns, kRounds times, and each keeps its best run: a burst of other work on the
 // machine (a shared host) then slows one turn of each rather than every run of one. Timed one after
-// the other, a 2x faster candidate lost in about one process in seven on a noisy 2-core VM.
+// the other, a 2x faster candidate lost once in about 36 processes on a noisy 2-core VM.
 constexpr int kRounds = 4;
 
 std::string name_of(const Candidate &c) { return c.name ? c.name : c.pd->impl_info_str(); }
