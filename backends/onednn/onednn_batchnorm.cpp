@@ -190,8 +190,8 @@ class BatchnormBackwardOp : public Op {
     r.execute(bnorm_, std::move(args));
     dgamma_.finish(r, dgamma, 1);
     dbeta_.finish(r, dbeta, 2);
-    // oneDNN's f32 arithmetic overflows on inputs near 1e20, where the exact dx is finite; NaN and
-    // infinities in the inputs take the exact path too (onednn_batchnorm_exact.h).
+    // oneDNN's f32 arithmetic overflows on inputs above about 2e19, where the exact dx can be
+    // finite; NaN and infinities in the inputs take the exact path too (onednn_batchnorm_exact.h).
     if (find_special_values(r.args().outputs[0], desc_.outputs[0])) exact_batchnorm_backward(desc_, r.args());
   }
 
