@@ -7,6 +7,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "model/layers/output.h"
+#include "model/param_storage.h"
 
 namespace nnrt::model {
 
@@ -242,7 +243,8 @@ void Model::infer_shapes_and_init(uint64_t seed) {
       p.name = node.layer->name + "." + spec.suffix;
       p.spec = spec;
       p.node = static_cast<int32_t>(i);
-      p.value = initialise(*ctx_, spec.init, spec.shape, spec.fan_in, spec.fan_out, mix_seed(seed, params_.size()));
+      p.value = param_storage(
+          *ctx_, initialise(*ctx_, spec.init, spec.shape, spec.fan_in, spec.fan_out, mix_seed(seed, params_.size())));
       node.params.push_back(static_cast<int32_t>(params_.size()));
       params_.push_back(std::move(p));
     }

@@ -2,6 +2,7 @@
 #include "core/error.h"
 #include "model/model.h"
 #include "model/model_tensors.h"
+#include "model/param_storage.h"
 
 namespace nnrt::model {
 
@@ -32,7 +33,7 @@ std::shared_ptr<Model> Model::load(std::shared_ptr<Context> ctx, const std::stri
   }
   std::vector<const io::TensorRecord *> records = match_params(checkpoint, *m, what);
   for (size_t i = 0; i < records.size(); ++i) {
-    m->params_[i].value.copy_from_host(records[i]->bytes.data(), records[i]->bytes.size());
+    write_param(m->ctx(), m->params_[i].value, records[i]->bytes.data(), records[i]->bytes.size());
   }
   return m;
 }

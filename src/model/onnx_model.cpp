@@ -4,6 +4,7 @@
 #include "io/atomic_file.h"
 #include "io/onnx_converter_plugin.h"
 #include "model/layer.h"
+#include "model/param_storage.h"
 
 namespace nnrt::model {
 
@@ -83,7 +84,7 @@ std::shared_ptr<Model> import_onnx(const nnrt_onnx_converter &conv, std::shared_
         fail(NNRT_ERR_CORRUPT, "the ONNX tensor for ", name, " has ", count, " elements, but ", name, " is ",
              to_string(p->value.shape()));
       }
-      p->value.copy_from_host(values, count * sizeof(float));
+      write_param(m->ctx(), p->value, values, count * sizeof(float));
     }
     conv.import_release_param(import.result, i);
   }

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "model/model_tensors.h"
+#include "model/param_storage.h"
 #include "train/trainer.h"
 
 namespace nnrt::train {
@@ -173,7 +174,7 @@ RestoredArrays read_arrays(const io::Checkpoint &checkpoint, const model::Model 
   };
   for (size_t i = 0; i < ps.size(); ++i) {
     const Shape &shape = ps[i].value.shape();
-    out.params.push_back(model::array_from_record(ctx, *records[i]));
+    out.params.push_back(model::param_storage(ctx, model::array_from_record(ctx, *records[i])));
     if (kept0[i].defined()) out.state0[i] = take(state_name(ps[i].name, 0), shape, "the optimizer state");
     if (kept1[i].defined()) out.state1[i] = take(state_name(ps[i].name, 1), shape, "the optimizer state");
     if (s.best_epoch >= 0) out.best.push_back(take(best_name(ps[i].name), shape, "early stopping's best value"));
