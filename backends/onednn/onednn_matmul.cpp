@@ -31,7 +31,7 @@ md bias_desc(const nnrt_tensor_desc &bias, int rank) {
 }
 
 // b's layout with each row (the last dim) kPadBytes longer, when b is read row by row and its
-// rows are a multiple of kAliasingBytes apart; an empty descriptor otherwise. Batch dims stay
+// rows are a multiple of kAliasingBytes apart; an empty descriptor (is_zero()) otherwise. Batch dims stay
 // dense over the padded matrices.
 constexpr int64_t kAliasingBytes = 1024, kPadBytes = 64;
 md padded_rows(const nnrt_tensor_desc &b) {
@@ -65,7 +65,7 @@ class MatmulOp : public Op {
       dnnl::matmul::primitive_desc blocked =
           make_pd<dnnl::matmul>(attr, any_layout(a_user), any_layout(b_user), bias, any_layout(c_user));
       if (!is_reference_impl(blocked)) pd = blocked;
-    } else if (const md b_padded = padded_rows(b); b_padded) {
+    } else if (const md b_padded = padded_rows(b); !b_padded.is_zero()) {  // oneDNN 3's empty desc converts to true
       dnnl::matmul::primitive_desc padded = make_pd<dnnl::matmul>(attr, a_user, b_padded, bias, c_user);
       if (!is_reference_impl(padded)) {
         // Deterministic mode and plans take the copy: it costs a few percent where the product in
