@@ -1,8 +1,10 @@
 // CONV2D, CONV2D_BACKWARD_DATA and CONV2D_BACKWARD_WEIGHTS through the cuDNN 9 backend (graph) API:
 // at op creation a graph of one convolution operation is built (conv_params.h), cuDNN's
-// heuristics rank the engine configurations, and the first that finalizes into an execution plan
-// is kept (in deterministic mode, the first whose engine is not marked nondeterministic). A run
-// executes the plan with a variant pack of the data pointers and the workspace the host gives.
+// heuristics rank the engine configurations (mode A, then the fallback list), and the first that
+// engine_refusal allows and that finalizes into an execution plan is kept. A run copies staged
+// operands into their packed buffers, executes the plan with a variant pack of the data pointers
+// and the workspace the host gives, and copies a staged output back. The workspace holds cuDNN's
+// own workspace, then one packed buffer per staged operand.
 #include <cstring>
 #include <mutex>
 #include <utility>
@@ -59,23 +61,25 @@ Desc tensor_desc(const CudnnTensor &t, Uid uid, const ConvParams &p) {
   return d;
 }
 
-bool nondeterministic(const Desc &config) {
+// "" if the engine of `config` may run the convolution (engine_refusal), else why not.
+std::string config_refusal(const Desc &config, const ConvParams &p, bool deterministic) {
   cudnnBackendDescriptor_t engine_handle = nullptr;
   Desc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
   engine_handle = engine.get();
   int64_t n = 0;
-  if (cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
-                               &engine_handle) != CUDNN_STATUS_SUCCESS)
-    return true;  // cannot tell: treat as nondeterministic
   cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
   int64_t count = 0;
-  if (cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+  if (cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+                               &engine_handle) != CUDNN_STATUS_SUCCESS ||
+      cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
                                CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &count, notes) != CUDNN_STATUS_SUCCESS)
-    return true;
-  for (int64_t i = 0; i < count; ++i)
-    if (notes[i] == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC) return true;
-  return false;
+    return "engines whose numerical notes cuDNN does not give";
+  return engine_refusal(p, notes, count, deterministic);
 }
+
+constexpr int64_t kBufferAlignment = 256;  // each packed buffer in the workspace starts on this
+
+int64_t aligned(int64_t bytes) { return (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment; }
 
 class ConvOp final : public Op {
  public:
@@ -84,10 +88,11 @@ class ConvOp final : public Op {
     std::string why = translate_conv(d, &p_);
     if (!why.empty()) throw Failure(NNRT_ERR_UNSUPPORTED, why);
     build();
+    prepare_staging();
     prepare_epilogues();
   }
 
-  size_t workspace_bytes() const override { return static_cast<size_t>(workspace_); }
+  size_t workspace_bytes() const override { return static_cast<size_t>(workspace_ + staging_bytes_); }
 
   void run(const nnrt_op_args &a, cudaStream_t stream) const override {
     void *x, *w, *y;
@@ -104,6 +109,17 @@ class ConvOp final : public Op {
       y = const_cast<void *>(a.inputs[1]);
       w = a.outputs[0];
     }
+    void *own[3] = {x, w, y};  // the operands in the caller's layouts, by role
+    void *given[3] = {x, w, y};  // what cuDNN reads and writes: a packed buffer for a staged operand
+    const int32_t dtype = desc_.inputs[0].dtype;
+    for (const Staging &s : staging_) {
+      given[s.role] = static_cast<char *>(a.workspace) + s.offset;
+      if (s.role != output_role_)
+        check_cuda(gpu::copy(given[s.role], dtype, own[s.role], dtype, s.index, s.count, stream), "staging copy");
+    }
+    x = given[0];
+    w = given[1];
+    y = given[2];
     {
       // The handle is the instance's: its stream is set for this call only.
       std::lock_guard<std::mutex> lock(inst_.cudnn_mutex);
@@ -118,7 +134,10 @@ class ConvOp final : public Op {
       pack.finalize();
       NNRT_CUDNN(cudnnBackendExecute(inst_.cudnn, plan_->get(), pack.get()));
     }
-    const int32_t dtype = desc_.inputs[0].dtype;
+    for (const Staging &s : staging_)
+      if (s.role == output_role_)
+        check_cuda(gpu::copy(own[s.role], dtype, given[s.role], dtype, s.index, s.count, stream), "staging copy");
+    y = own[2];  // the epilogues work on y (or read dy) in the caller's layout
     if (p_.bias)
       check_cuda(gpu::binary(NNRT_BINARY_ADD, dtype, y, y, a.inputs[2], bias_index_, y_count_, stream), "bias kernel");
     if (p_.post_activation)
@@ -197,11 +216,12 @@ class ConvOp final : public Op {
     graph.finalize();
 
     std::vector<Desc> configs = ranked_configs(graph, CUDNN_HEUR_MODE_A);
-    if (configs.empty()) configs = ranked_configs(graph, CUDNN_HEUR_MODE_FALLBACK);
+    for (Desc &config : ranked_configs(graph, CUDNN_HEUR_MODE_FALLBACK)) configs.push_back(std::move(config));
     std::string last = "no engine configuration";
     for (Desc &config : configs) {
-      if (inst_.deterministic && nondeterministic(config)) {
-        last = "only nondeterministic engines";
+      std::string refusal = config_refusal(config, p, inst_.deterministic);
+      if (!refusal.empty()) {
+        last = refusal;
         continue;
       }
       Desc plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
@@ -245,6 +265,25 @@ class ConvOp final : public Op {
     return configs;
   }
 
+  // A packed buffer in the workspace, after cuDNN's own, for each staged operand, and its copy's
+  // index map.
+  void prepare_staging() {
+    output_role_ = desc_.kind == NNRT_OP_CONV2D ? 2 : desc_.kind == NNRT_OP_CONV2D_BACKWARD_DATA ? 0 : 1;
+    const CudnnTensor *roles[3] = {&p_.x, &p_.w, &p_.y};
+    int64_t offset = aligned(workspace_);
+    for (int role = 0; role < 3; ++role) {
+      const CudnnTensor &t = *roles[role];
+      if (!t.staged) continue;
+      Staging s;
+      s.role = role;
+      s.offset = offset;
+      s.count = staging_index(t, role == output_role_, &s.index);
+      offset += aligned(t.elements() * p_.element_bytes);
+      staging_.push_back(s);
+    }
+    staging_bytes_ = staging_.empty() ? 0 : offset - workspace_;
+  }
+
   // The bias, activation and bias-gradient kernels' index maps, over y (or dy).
   void prepare_epilogues() {
     const nnrt_tensor_desc &y = desc_.kind == NNRT_OP_CONV2D ? desc_.outputs[0] : desc_.inputs[1];
@@ -269,7 +308,15 @@ class ConvOp final : public Op {
   ConvParams p_;
   std::vector<Desc> keep_;  // the descriptors the plan was built from
   std::unique_ptr<Desc> plan_;
-  int64_t workspace_ = 0;
+  int64_t workspace_ = 0;  // cuDNN's
+  struct Staging {
+    int role = 0;  // 0 x (or dx), 1 w (or dw), 2 y (or dy)
+    int64_t offset = 0, count = 0;
+    gpu::Index2 index{};
+  };
+  std::vector<Staging> staging_;
+  int64_t staging_bytes_ = 0;  // the workspace beyond cuDNN's
+  int output_role_ = 2;
   gpu::Index3 bias_index_{};
   gpu::Index2 act_index_{};
   int64_t y_count_ = 0;

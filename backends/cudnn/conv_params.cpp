@@ -1,16 +1,43 @@
 #include "conv_params.h"
 
+#include <algorithm>
+
 namespace nnrt::cudnn {
 
 namespace {
 
 bool data_types(int32_t dtype, ConvParams *p) {
   switch (dtype) {
-    case NNRT_DTYPE_F32: p->data_type = CUDNN_DATA_FLOAT; p->compute_type = CUDNN_DATA_FLOAT; p->alignment = 4; return true;
-    case NNRT_DTYPE_F16: p->data_type = CUDNN_DATA_HALF; p->compute_type = CUDNN_DATA_FLOAT; p->alignment = 2; return true;
-    case NNRT_DTYPE_BF16: p->data_type = CUDNN_DATA_BFLOAT16; p->compute_type = CUDNN_DATA_FLOAT; p->alignment = 2; return true;
-    case NNRT_DTYPE_F64: p->data_type = CUDNN_DATA_DOUBLE; p->compute_type = CUDNN_DATA_DOUBLE; p->alignment = 8; return true;
+    case NNRT_DTYPE_F32: p->data_type = CUDNN_DATA_FLOAT; p->compute_type = CUDNN_DATA_FLOAT; p->alignment = 4; break;
+    case NNRT_DTYPE_F16: p->data_type = CUDNN_DATA_HALF; p->compute_type = CUDNN_DATA_FLOAT; p->alignment = 2; break;
+    case NNRT_DTYPE_BF16: p->data_type = CUDNN_DATA_BFLOAT16; p->compute_type = CUDNN_DATA_FLOAT; p->alignment = 2; break;
+    case NNRT_DTYPE_F64: p->data_type = CUDNN_DATA_DOUBLE; p->compute_type = CUDNN_DATA_DOUBLE; p->alignment = 8; break;
     default: return false;
+  }
+  p->element_bytes = p->alignment;
+  return true;
+}
+
+// Whether t's strides pack its elements with no gap in the memory order `order` (innermost dim
+// first); dims of size 1 may carry any stride.
+bool packed_in_order(const CudnnTensor &t, const int (&order)[4]) {
+  int64_t expected = 1;
+  for (int d : order) {
+    if (t.dims[d] != 1 && t.strides[d] != expected) return false;
+    expected *= t.dims[d];
+  }
+  return true;
+}
+
+// Gives t packed NCHW strides for cuDNN unless it is packed NCHW or packed NHWC already.
+void stage_unless_packed(CudnnTensor *t) {
+  static const int nchw[4] = {3, 2, 1, 0}, nhwc[4] = {1, 3, 2, 0};
+  if (packed_in_order(*t, nchw) || packed_in_order(*t, nhwc)) return;
+  t->staged = true;
+  int64_t stride = 1;
+  for (int d = 3; d >= 0; --d) {
+    t->strides[d] = stride;
+    stride *= t->dims[d];
   }
 }
 
@@ -26,6 +53,8 @@ bool rank4(const nnrt_tensor_desc &t, CudnnTensor *out) {
     if (out->dims[i] == 1 && out->strides[i] <= 0) out->strides[i] = i == 3 ? 1 : out->strides[i + 1] * out->dims[i + 1];
     if (out->strides[i] <= 0) return false;
   }
+  std::copy(out->strides, out->strides + 4, out->own_strides);
+  stage_unless_packed(out);
   return true;
 }
 
@@ -94,6 +123,23 @@ std::string translate_conv(const nnrt_op_desc &d, ConvParams *p) {
     const nnrt_tensor_desc &db = d.outputs[1];
     if (db.dtype != x->dtype || db.ndim != 1 || db.dims[0] != p->w.dims[0]) return "db must be [O] of x's dtype";
     p->bias_gradient = true;
+  }
+  return "";
+}
+
+int64_t staging_index(const CudnnTensor &t, bool output, kernels::StridedIndex<2> *index) {
+  *index = kernels::StridedIndex<2>{};
+  const int64_t *strides[2] = {output ? t.own_strides : t.strides, output ? t.strides : t.own_strides};
+  return kernels::make_strided_index<2>(4, t.dims, strides, index);
+}
+
+std::string engine_refusal(const ConvParams &p, const cudnnBackendNumericalNote_t *notes, int64_t count,
+                           bool deterministic) {
+  for (int64_t i = 0; i < count; ++i) {
+    if (notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) return "only engines that down-convert their inputs";
+    if (notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE && p.data_type == CUDNN_DATA_FLOAT)
+      return "only tensor-core (TF32) engines for f32";
+    if (notes[i] == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC && deterministic) return "only nondeterministic engines";
   }
   return "";
 }
