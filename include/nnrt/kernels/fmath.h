@@ -30,6 +30,24 @@ NNRT_HD double k_fabs(double x) { return ::fabs(x); }
 NNRT_HD float k_pow(float x, float y) { return ::powf(x, y); }
 NNRT_HD double k_pow(double x, double y) { return ::pow(x, y); }
 
+// a * b + c with both roundings, never one fused multiply-add: nvcc contracts a * b + c into an FMA
+// by default and the host compiler (without FMA instructions) does not, and the values of a random
+// stream must agree bit for bit between the CPU and GPU backends.
+NNRT_HD float k_mul_add_unfused(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(__fmul_rn(a, b), c);
+#else
+  return a * b + c;
+#endif
+}
+NNRT_HD double k_mul_add_unfused(double a, double b, double c) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(__dmul_rn(a, b), c);
+#else
+  return a * b + c;
+#endif
+}
+
 template <class T>
 NNRT_HD bool k_isnan(T x) {
   return x != x;

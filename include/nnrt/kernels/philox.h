@@ -9,6 +9,7 @@
 
 #include <math.h>
 
+#include "nnrt/kernels/fmath.h"
 #include "nnrt/kernels/kernel_common.h"
 
 namespace nnrt::kernels {
@@ -60,7 +61,7 @@ NNRT_HD float uniform01_open_low(uint32_t word) {
 
 // Element `index` of a uniform stream in [low, high).
 NNRT_HD float random_uniform(uint64_t seed, uint64_t index, float low, float high) {
-  return low + (high - low) * uniform01(philox_word(seed, index));
+  return k_mul_add_unfused(high - low, uniform01(philox_word(seed, index)), low);
 }
 
 // Element `index` of a normal stream: Box-Muller on two words of one block of a derived key,
@@ -71,7 +72,7 @@ NNRT_HD float random_normal(uint64_t seed, uint64_t index, float mean, float std
   double u1 = (static_cast<double>(b.v[0] >> 8) + 1.0) * (1.0 / 16777216.0);
   double u2 = static_cast<double>(b.v[1] >> 8) * (1.0 / 16777216.0);
   double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-  return static_cast<float>(mean + stddev * z);
+  return static_cast<float>(k_mul_add_unfused(static_cast<double>(stddev), z, static_cast<double>(mean)));
 }
 
 }  // namespace nnrt::kernels
