@@ -95,41 +95,33 @@ class ConvOp final : public Op {
   size_t workspace_bytes() const override { return static_cast<size_t>(workspace_ + staging_bytes_); }
 
   void run(const nnrt_op_args &a, cudaStream_t stream) const override {
-    void *x, *w, *y;
+    // The operands in the caller's layouts, by role: 0 x (or dx), 1 w (or dw), 2 y (or dy).
+    void *own[3];
+    void *in0 = const_cast<void *>(a.inputs[0]), *in1 = const_cast<void *>(a.inputs[1]);
     if (desc_.kind == NNRT_OP_CONV2D) {
-      x = const_cast<void *>(a.inputs[0]);
-      w = const_cast<void *>(a.inputs[1]);
-      y = a.outputs[0];
+      own[0] = in0, own[1] = in1, own[2] = a.outputs[0];
     } else if (desc_.kind == NNRT_OP_CONV2D_BACKWARD_DATA) {
-      y = const_cast<void *>(a.inputs[0]);
-      w = const_cast<void *>(a.inputs[1]);
-      x = a.outputs[0];
+      own[2] = in0, own[1] = in1, own[0] = a.outputs[0];
     } else {
-      x = const_cast<void *>(a.inputs[0]);
-      y = const_cast<void *>(a.inputs[1]);
-      w = a.outputs[0];
+      own[0] = in0, own[2] = in1, own[1] = a.outputs[0];
     }
-    void *own[3] = {x, w, y};  // the operands in the caller's layouts, by role
-    void *given[3] = {x, w, y};  // what cuDNN reads and writes: a packed buffer for a staged operand
+    // What cuDNN reads and writes: the packed buffer of a staged operand.
+    void *given[3] = {own[0], own[1], own[2]};
     const int32_t dtype = desc_.inputs[0].dtype;
     for (const Staging &s : staging_) {
       given[s.role] = static_cast<char *>(a.workspace) + s.offset;
       if (s.role != output_role_)
         check_cuda(gpu::copy(given[s.role], dtype, own[s.role], dtype, s.index, s.count, stream), "staging copy");
     }
-    x = given[0];
-    w = given[1];
-    y = given[2];
     {
       // The handle is the instance's: its stream is set for this call only.
       std::lock_guard<std::mutex> lock(inst_.cudnn_mutex);
       NNRT_CUDNN(cudnnSetStream(inst_.cudnn, stream));
       Desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
       const int64_t uids[3] = {kX, kW, kY};
-      void *pointers[3] = {x, w, y};
       void *workspace = a.workspace;
       pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids, 3);
-      pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, pointers, 3);
+      pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, given, 3);
       pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &workspace, 1);
       pack.finalize();
       NNRT_CUDNN(cudnnBackendExecute(inst_.cudnn, plan_->get(), pack.get()));
@@ -137,7 +129,7 @@ class ConvOp final : public Op {
     for (const Staging &s : staging_)
       if (s.role == output_role_)
         check_cuda(gpu::copy(own[s.role], dtype, given[s.role], dtype, s.index, s.count, stream), "staging copy");
-    y = own[2];  // the epilogues work on y (or read dy) in the caller's layout
+    void *y = own[2];  // the epilogues work on y (or read dy) in the caller's layout
     if (p_.bias)
       check_cuda(gpu::binary(NNRT_BINARY_ADD, dtype, y, y, a.inputs[2], bias_index_, y_count_, stream), "bias kernel");
     if (p_.post_activation)
