@@ -116,8 +116,7 @@ __global__ void random_kernel(typename F::S *y, int32_t alg, uint64_t seed, uint
     int64_t o[1];
     strided_offsets(index, i, o);
     uint64_t e = counter + static_cast<uint64_t>(i);
-    float v = alg == NNRT_RANDOM_UNIFORM ? p0 + (p1 - p0) * uniform01(philox_word(seed, e))
-                                         : random_normal(seed, e, p0, p1);
+    float v = alg == NNRT_RANDOM_UNIFORM ? random_uniform(seed, e, p0, p1) : random_normal(seed, e, p0, p1);
     y[o[0]] = F::store(static_cast<typename F::C>(v));
   }
 }

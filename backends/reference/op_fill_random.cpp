@@ -67,7 +67,7 @@ class RandomKernel final : public OpKernel {
           Y *yr = y + o[0];
           for (int64_t i = 0; i < n; ++i, ++index) {
             float v = alg_ == NNRT_RANDOM_UNIFORM
-                          ? p0 + (p1 - p0) * kernels::uniform01(words.word(index))
+                          ? kernels::uniform_from_word(words.word(index), p0, p1)
                           : kernels::random_normal(seed_, index, p0, p1);
             store(yr + i * s, static_cast<compute_t<Y>>(v));
           }

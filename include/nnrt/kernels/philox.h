@@ -59,9 +59,15 @@ NNRT_HD float uniform01_open_low(uint32_t word) {
   return (static_cast<float>(word >> 8) + 1.0f) * (1.0f / 16777216.0f);
 }
 
+// The uniform in [low, high) that random word `word` gives: every backend computes it here, with
+// the multiply and the add rounded apart, so that the streams agree bit for bit.
+NNRT_HD float uniform_from_word(uint32_t word, float low, float high) {
+  return k_mul_add_unfused(high - low, uniform01(word), low);
+}
+
 // Element `index` of a uniform stream in [low, high).
 NNRT_HD float random_uniform(uint64_t seed, uint64_t index, float low, float high) {
-  return k_mul_add_unfused(high - low, uniform01(philox_word(seed, index)), low);
+  return uniform_from_word(philox_word(seed, index), low, high);
 }
 
 // Element `index` of a normal stream: Box-Muller on two words of one block of a derived key,
