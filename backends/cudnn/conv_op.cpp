@@ -4,7 +4,8 @@
 // engine_refusal allows and that finalizes into an execution plan is kept. A run copies staged
 // operands into their packed buffers, executes the plan with a variant pack of the data pointers
 // and the workspace the host gives, and copies a staged output back. The workspace holds cuDNN's
-// own workspace, then one packed buffer per staged operand.
+// own workspace, then one packed buffer per staged operand (zeroed first where the padding is
+// written out in it).
 #include <cstring>
 #include <mutex>
 #include <utility>
@@ -108,10 +109,13 @@ class ConvOp final : public Op {
     // What cuDNN reads and writes: the packed buffer of a staged operand.
     void *given[3] = {own[0], own[1], own[2]};
     const int32_t dtype = desc_.inputs[0].dtype;
+    void *first[3] = {};  // where in the packed buffer the operand's first element goes
     for (const Staging &s : staging_) {
       given[s.role] = static_cast<char *>(a.workspace) + s.offset;
+      first[s.role] = static_cast<char *>(given[s.role]) + s.first * p_.element_bytes;
+      if (s.zero_bytes) check_cuda(cudaMemsetAsync(given[s.role], 0, s.zero_bytes, stream), "zero the padding");
       if (s.role != output_role_)
-        check_cuda(gpu::copy(given[s.role], dtype, own[s.role], dtype, s.index, s.count, stream), "staging copy");
+        check_cuda(gpu::copy(first[s.role], dtype, own[s.role], dtype, s.index, s.count, stream), "staging copy");
     }
     {
       // The handle is the instance's: its stream is set for this call only.
@@ -128,7 +132,7 @@ class ConvOp final : public Op {
     }
     for (const Staging &s : staging_)
       if (s.role == output_role_)
-        check_cuda(gpu::copy(own[s.role], dtype, given[s.role], dtype, s.index, s.count, stream), "staging copy");
+        check_cuda(gpu::copy(own[s.role], dtype, first[s.role], dtype, s.index, s.count, stream), "staging copy");
     void *y = own[2];  // the epilogues work on y (or read dy) in the caller's layout
     if (p_.bias)
       check_cuda(gpu::binary(NNRT_BINARY_ADD, dtype, y, y, a.inputs[2], bias_index_, y_count_, stream), "bias kernel");
@@ -270,6 +274,8 @@ class ConvOp final : public Op {
       s.role = role;
       s.offset = offset;
       s.count = staging_index(t, role == output_role_, &s.index);
+      s.first = t.first;
+      if (t.zero_filled) s.zero_bytes = static_cast<size_t>(t.elements() * p_.element_bytes);
       offset += aligned(t.elements() * p_.element_bytes);
       staging_.push_back(s);
     }
@@ -304,6 +310,8 @@ class ConvOp final : public Op {
   struct Staging {
     int role = 0;  // 0 x (or dx), 1 w (or dw), 2 y (or dy)
     int64_t offset = 0, count = 0;
+    int64_t first = 0;      // CudnnTensor::first
+    size_t zero_bytes = 0;  // cleared before the copy (padding written out), or 0
     gpu::Index2 index{};
   };
   std::vector<Staging> staging_;

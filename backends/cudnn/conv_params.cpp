@@ -18,6 +18,15 @@ bool data_types(int32_t dtype, ConvParams *p) {
   return true;
 }
 
+// Gives t packed NCHW strides over its dims.
+void pack_nchw(CudnnTensor *t) {
+  int64_t stride = 1;
+  for (int d = 3; d >= 0; --d) {
+    t->strides[d] = stride;
+    stride *= t->dims[d];
+  }
+}
+
 // Whether t's strides pack its elements with no gap in the memory order `order` (innermost dim
 // first); dims of size 1 may carry any stride.
 bool packed_in_order(const CudnnTensor &t, const int (&order)[4]) {
@@ -34,18 +43,24 @@ void stage_unless_packed(CudnnTensor *t) {
   static const int nchw[4] = {3, 2, 1, 0}, nhwc[4] = {1, 3, 2, 0};
   if (packed_in_order(*t, nchw) || packed_in_order(*t, nhwc)) return;
   t->staged = true;
-  int64_t stride = 1;
-  for (int d = 3; d >= 0; --d) {
-    t->strides[d] = stride;
-    stride *= t->dims[d];
-  }
+  pack_nchw(t);
+}
+
+// x staged with the padding written out around it as zeros, and cuDNN told of no padding.
+void write_out_padding(ConvParams *p) {
+  CudnnTensor &x = p->x;
+  x.staged = x.zero_filled = true;
+  for (int i = 0; i < 2; ++i) x.dims[2 + i] = x.own_dims[2 + i] + p->pre_padding[i] + p->post_padding[i];
+  pack_nchw(&x);
+  x.first = p->pre_padding[0] * x.strides[2] + p->pre_padding[1] * x.strides[3];
+  for (int i = 0; i < 2; ++i) p->pre_padding[i] = p->post_padding[i] = 0;
 }
 
 bool rank4(const nnrt_tensor_desc &t, CudnnTensor *out) {
   if (t.ndim != 4) return false;
   for (int i = 0; i < 4; ++i) {
     if (t.dims[i] <= 0) return false;  // empty convolutions run on the reference backend
-    out->dims[i] = t.dims[i];
+    out->dims[i] = out->own_dims[i] = t.dims[i];
     // cuDNN wants positive strides; a dim of size 1 may carry any stride, so give it a valid one.
     out->strides[i] = t.strides[i];
   }
@@ -119,6 +134,9 @@ std::string translate_conv(const nnrt_op_desc &d, ConvParams *p) {
   } else if (a.fused != 0) {
     return "a convolution gradient has no fused activation";
   }
+  if (d.kind == NNRT_OP_CONV2D_BACKWARD_WEIGHTS &&
+      (p->pre_padding[0] != p->post_padding[0] || p->pre_padding[1] != p->post_padding[1]))
+    write_out_padding(p);
   if (d.kind == NNRT_OP_CONV2D_BACKWARD_WEIGHTS && d.n_outputs == 2) {
     const nnrt_tensor_desc &db = d.outputs[1];
     if (db.dtype != x->dtype || db.ndim != 1 || db.dims[0] != p->w.dims[0]) return "db must be [O] of x's dtype";
@@ -130,7 +148,7 @@ std::string translate_conv(const nnrt_op_desc &d, ConvParams *p) {
 int64_t staging_index(const CudnnTensor &t, bool output, kernels::StridedIndex<2> *index) {
   *index = kernels::StridedIndex<2>{};
   const int64_t *strides[2] = {output ? t.own_strides : t.strides, output ? t.strides : t.own_strides};
-  return kernels::make_strided_index<2>(4, t.dims, strides, index);
+  return kernels::make_strided_index<2>(4, t.own_dims, strides, index);
 }
 
 std::string engine_refusal(const ConvParams &p, const cudnnBackendNumericalNote_t *notes, int64_t count,

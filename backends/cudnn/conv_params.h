@@ -12,6 +12,10 @@
 // results from them. An operand in any other layout is staged: copied into a packed NCHW buffer in
 // the op's workspace before cuDNN runs (inputs), or out of one after (the output).
 //
+// A weights gradient with asymmetric padding (top != bottom or left != right) gets x staged with
+// the padding written out as zeros and cuDNN told of none: on an H100 (cuDNN 9.14) engines computed
+// wrong weights gradients from asymmetric pre- and post-paddings (38 failures in 60 conformance seeds).
+//
 // f32 convolutions keep f32 precision, as matmul does: no engine on tensor cores (which round the
 // inputs to TF32's 10-bit mantissa) and none that down-converts its inputs.
 #pragma once
@@ -26,10 +30,13 @@
 namespace nnrt::cudnn {
 
 struct CudnnTensor {
-  int64_t dims[4] = {0, 0, 0, 0};
+  int64_t dims[4] = {0, 0, 0, 0};         // as cuDNN sees them: own_dims, or with the padding written out
   int64_t strides[4] = {0, 0, 0, 0};      // as cuDNN sees them: own_strides, or packed NCHW if staged
-  int64_t own_strides[4] = {0, 0, 0, 0};  // the operand's, from the descriptor
+  int64_t own_dims[4] = {0, 0, 0, 0};     // the operand's, from the descriptor
+  int64_t own_strides[4] = {0, 0, 0, 0};
   bool staged = false;                    // neither packed NCHW nor packed NHWC: copied through the workspace
+  bool zero_filled = false;               // staged into a zeroed buffer, inside padding written as zeros
+  int64_t first = 0;                      // the element of the packed buffer the operand's first goes to
   int64_t elements() const { return dims[0] * dims[1] * dims[2] * dims[3]; }
 };
 
@@ -49,7 +56,8 @@ struct ConvParams {
 std::string translate_conv(const nnrt_op_desc &desc, ConvParams *p);
 
 // The index map of the copy that stages t (operand 0 the destination, 1 the source): into its
-// packed buffer for an input, out of it into the caller's layout for the output. Returns the count.
+// packed buffer (from element t.first on) for an input, out of it into the caller's layout for the
+// output. Returns the count.
 int64_t staging_index(const CudnnTensor &t, bool output, kernels::StridedIndex<2> *index);
 
 // "" if an engine with these numerical notes may run the convolution, else why not (see above; in

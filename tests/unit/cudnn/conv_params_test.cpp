@@ -184,6 +184,50 @@ TEST(ConvParams, StagingCopiesMapTheCallersLayoutToPackedNchwAndBack) {
   EXPECT_EQ(untouched, 200 - written);
 }
 
+// A weights gradient with asymmetric padding (the shape cuDNN got wrong on an H100: 2 rows of
+// padding above a 1-row input, 1 below) gets x in a zeroed buffer with the padding written out
+// around it, and cuDNN no padding; the output extent is the same either way.
+TEST(ConvParams, AsymmetricPaddingOfAWeightsGradientIsWrittenOutAroundX) {
+  nnrt_op_desc d = conv(NNRT_OP_CONV2D_BACKWARD_WEIGHTS, {contiguous(F32, {3, 2, 1, 4}), contiguous(F32, {3, 4, 1, 1})},
+                        {contiguous(F32, {4, 1, 3, 2})}, 2);
+  d.attrs.groups = 2;
+  d.attrs.dilation[1] = 2;
+  d.attrs.pad[0] = 2;  // top
+  d.attrs.pad[2] = 1;  // bottom
+  ConvParams p;
+  ASSERT_EQ(translate_conv(d, &p), "");
+  EXPECT_TRUE(p.x.staged);
+  EXPECT_TRUE(p.x.zero_filled);
+  const int64_t dims[4] = {3, 2, 4, 4}, strides[4] = {32, 16, 4, 1};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(p.x.dims[i], dims[i]) << i;
+    EXPECT_EQ(p.x.strides[i], strides[i]) << i;
+  }
+  EXPECT_EQ(p.x.first, 8);  // row 2, column 0
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(p.pre_padding[i] + p.post_padding[i], 0) << i;
+  EXPECT_FALSE(p.y.staged);
+  gpu_index index;
+  ASSERT_EQ(staging_index(p.x, false, &index), 24);
+  std::vector<float> padded(96, 0.0f);
+  for (int64_t i = 0; i < 24; ++i) {
+    int64_t offsets[2];
+    kernels::strided_offsets<2>(index, i, offsets);
+    padded[p.x.first + offsets[0]] = static_cast<float>(offsets[1] + 1);
+  }
+  for (int64_t plane = 0; plane < 6; ++plane)
+    for (int64_t r = 0; r < 4; ++r)
+      for (int64_t c = 0; c < 4; ++c)
+        EXPECT_EQ(padded[plane * 16 + r * 4 + c], r == 2 ? static_cast<float>(plane * 4 + c + 1) : 0.0f)
+            << plane << " " << r << " " << c;
+
+  // Symmetric padding, and a forward convolution's asymmetric padding, go to cuDNN as they are.
+  d.attrs.pad[2] = 2;
+  d.inputs[1] = contiguous(F32, {3, 4, 2, 1});
+  ASSERT_EQ(translate_conv(d, &p), "");
+  EXPECT_FALSE(p.x.staged);
+  EXPECT_EQ(p.post_padding[0], 2);
+}
+
 TEST(ConvParams, EnginesThatRoundF32OrDownConvertAreRefused) {
   ConvParams f32;
   ConvParams f16;
