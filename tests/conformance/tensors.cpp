@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <sstream>
 
@@ -174,14 +175,20 @@ void HostTensor::fill(const Fill &f, std::mt19937_64 &rng) {
             v = 0.5 * integer_in(f.lo, f.hi);
           break;
         }
-        case Fill::special: {
+        case Fill::special:
+        case Fill::nonfinite: {
           // Every special value at least once (the first elements, in shuffled order), then
           // more of them at random.
-          static const double kSpecial[] = {std::numeric_limits<double>::quiet_NaN(),
-                                            std::numeric_limits<double>::infinity(),
-                                            -std::numeric_limits<double>::infinity(),
-                                            3.0e9, -3.0e9, 1.0e30, -0.0, 0.0, 255.5, -1.5, 2.5};
-          constexpr int64_t kCount = sizeof kSpecial / sizeof kSpecial[0];
+          static const double kAll[] = {std::numeric_limits<double>::quiet_NaN(),
+                                        std::numeric_limits<double>::infinity(),
+                                        -std::numeric_limits<double>::infinity(),
+                                        3.0e9, -3.0e9, 1.0e30, -0.0, 0.0, 255.5, -1.5, 2.5};
+          static const double kNonFinite[] = {std::numeric_limits<double>::quiet_NaN(),
+                                              std::numeric_limits<double>::infinity(),
+                                              -std::numeric_limits<double>::infinity(), -0.0, 0.0, -1.5, 2.5};
+          const bool all = f.kind == Fill::special;
+          const double *kSpecial = all ? kAll : kNonFinite;
+          const int64_t kCount = all ? std::size(kAll) : std::size(kNonFinite);
           if (i == 0) {
             order.resize(kCount);
             for (int64_t k = 0; k < kCount; ++k) order[static_cast<size_t>(k)] = k;
@@ -199,7 +206,7 @@ void HostTensor::fill(const Fill &f, std::mt19937_64 &rng) {
         case Fill::outlier: v = i == 0 ? f.value : f.lo + (f.hi - f.lo) * unit(rng); break;
         default: v = f.lo + (f.hi - f.lo) * unit(rng); break;
       }
-      if (!is_float && f.kind != Fill::special) v = std::round(v);
+      if (!is_float && f.kind != Fill::special && f.kind != Fill::nonfinite) v = std::round(v);
     }
     set(i, v);
   }

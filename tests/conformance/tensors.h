@@ -64,6 +64,9 @@ struct Fill {
     ties,       // integers in [lo, hi] times 0.5: many equal values (max pooling, argmax)
     integers,   // integers in [lo, hi]: class indices, gather indices, integer dtypes
     special,    // uniform in [lo, hi] with NaN, +-inf and out-of-range values sprinkled in
+    nonfinite,  // as special, but with no large finite values (+-3e9, 1e30, 255.5): a sum over it
+                // is NaN, an infinity or well conditioned, never a cancellation whose rounding
+                // (and so its sign, or whether it is exactly 0) depends on the order of the sum
     relu_out,   // max(0, uniform[lo, hi]): exact zeros, as a relu's output has
     max_edges,  // floats: ties as above, almost half -inf and a tenth NaN, so that max pooling sees
                 // windows wholly of -inf, windows with several NaN and tied maxima (others: ties)
@@ -77,6 +80,7 @@ struct Fill {
   static Fill Ties(double lo, double hi) { return {ties, lo, hi}; }
   static Fill Ints(double lo, double hi) { return {integers, lo, hi}; }
   static Fill Special(double lo, double hi) { return {special, lo, hi}; }
+  static Fill NonFinite(double lo, double hi) { return {nonfinite, lo, hi}; }
   static Fill ReluOut(double lo, double hi) { return {relu_out, lo, hi}; }
   static Fill MaxEdges(double lo, double hi) { return {max_edges, lo, hi}; }
   static Fill Poison() { return {poison, 0, 0}; }
