@@ -31,6 +31,12 @@ struct Case {
   int alias_input = -1;  // output 0 is this input's buffer (in-place ops)
   bool concurrent = false;  // also run from several threads at once on one op
   bool exact = false;       // results must be bit-exact (conversions, copies, indices)
+  // For inputs whose large values (+-3e9, 1e30) cancel, each output element's tolerance also grows
+  // with a magnitude of its own (runner.cpp): with linear_magnitudes, the same op (no fused
+  // activation) on the inputs' absolute values, the sum of its terms' magnitudes; with
+  // magnitude_input k, |input k| at the same element (an op that multiplies it by a computed factor).
+  bool linear_magnitudes = false;
+  int magnitude_input = -1;
   uint64_t seed = 0;        // for the input data
 };
 

@@ -1,7 +1,11 @@
 // nnrt-conformance: every op of the op set, on every backend under test, against the reference.
 //
-//   nnrt-conformance [--seed N] [--filter TEXT] [--threads N] [--deterministic] [--verbose] [--list]
-//                    [--baseline DIR | --write-baseline DIR] PLUGIN.so...
+//   nnrt-conformance [--seed N | --seeds N] [--filter TEXT] [--threads N] [--deterministic] [--verbose]
+//                    [--list] [--baseline DIR | --write-baseline DIR] PLUGIN.so...
+//
+// The seed picks the random shapes, layouts and values of the random cases (and every case's data);
+// --seeds N runs the suite once for each of the seeds 1..N (not with a baseline, which lists the
+// default seed's cases).
 //
 // Plugins come from the command line or NNRT_CONFORMANCE_BACKENDS (see backends.h). Each case
 // runs on the plugin and on the built-in reference backend and the outputs are compared with
@@ -41,6 +45,7 @@ namespace {
 
 struct Options {
   uint64_t seed = 20240601;
+  int seeds = 0;  // --seeds N: seeds 1..N instead of `seed`
   std::string filter;
   int threads = 2;
   bool deterministic = false;
@@ -64,6 +69,11 @@ bool parse(int argc, char **argv, Options *o) {
       const char *v = value("--seed");
       if (!v) return false;
       o->seed = std::strtoull(v, nullptr, 0);
+    } else if (a == "--seeds") {
+      const char *v = value("--seeds");
+      if (!v) return false;
+      o->seeds = std::atoi(v);
+      if (o->seeds < 1) return false;
     } else if (a == "--filter") {
       const char *v = value("--filter");
       if (!v) return false;
@@ -89,7 +99,9 @@ bool parse(int argc, char **argv, Options *o) {
       o->plugins.push_back(a);
     }
   }
-  return o->threads >= 1 && (o->baseline.empty() || o->write_baseline.empty());
+  const bool one_baseline = o->baseline.empty() || o->write_baseline.empty();
+  const bool baseline_seed = o->seeds == 0 || (o->baseline.empty() && o->write_baseline.empty());
+  return o->threads >= 1 && one_baseline && baseline_seed;
 }
 
 struct Tally {
@@ -161,7 +173,7 @@ bool write_baseline(const Options &o, const char *backend, const Tally &t) {
 
 // Runs every case on one backend; returns false if anything failed.
 bool test_backend(const BackendSource &b, const Device &reference, const std::vector<Case> &cases,
-                  const Options &o, bool *ran) {
+                  const Options &o, uint64_t seed, bool *ran) {
   std::printf("== %s\n", b.label.c_str());
   if (!b.table) {
     std::printf("FAIL: could not load: %s\n", b.error.c_str());
@@ -186,7 +198,7 @@ bool test_backend(const BackendSource &b, const Device &reference, const std::ve
   }
   *ran = true;
   std::printf("backend %s, %d thread(s), seed %llu\n", tested.description().c_str(), o.threads,
-              static_cast<unsigned long long>(o.seed));
+              static_cast<unsigned long long>(seed));
   Tally t;
   auto start = std::chrono::steady_clock::now();
   for (const Case &c : cases) {
@@ -235,17 +247,24 @@ int main(int argc, char **argv) {
   Options o;
   if (!parse(argc, argv, &o)) {
     std::fprintf(stderr,
-                 "usage: %s [--seed N] [--filter TEXT] [--threads N] [--deterministic] [--verbose] [--list]\n"
-                 "          [--baseline DIR | --write-baseline DIR] PLUGIN.so...\n",
+                 "usage: %s [--seed N | --seeds N] [--filter TEXT] [--threads N] [--deterministic] [--verbose]\n"
+                 "          [--list] [--baseline DIR | --write-baseline DIR] PLUGIN.so...\n",
                  argv[0]);
     return 2;
   }
   set_log_verbose(o.verbose);
-  std::vector<Case> cases;
-  for (Case &c : all_cases(o.seed))
-    if (o.filter.empty() || c.name.find(o.filter) != std::string::npos) cases.push_back(std::move(c));
+  std::vector<uint64_t> seeds;
+  if (o.seeds == 0) seeds.push_back(o.seed);
+  for (int s = 1; s <= o.seeds; ++s) seeds.push_back(static_cast<uint64_t>(s));
+  auto cases_of = [&](uint64_t seed) {
+    std::vector<Case> cases;
+    for (Case &c : all_cases(seed))
+      if (o.filter.empty() || c.name.find(o.filter) != std::string::npos) cases.push_back(std::move(c));
+    return cases;
+  };
   if (o.list) {
-    for (const Case &c : cases) std::printf("%s\n", c.name.c_str());
+    for (uint64_t seed : seeds)
+      for (const Case &c : cases_of(seed)) std::printf("%s\n", c.name.c_str());
     return 0;
   }
   BackendSource ref = reference_backend();
@@ -264,7 +283,10 @@ int main(int argc, char **argv) {
     return 77;
   }
   bool ok = true, ran = false;
-  for (const BackendSource &b : backends) ok = test_backend(b, reference, cases, o, &ran) && ok;
+  for (uint64_t seed : seeds) {
+    const std::vector<Case> cases = cases_of(seed);
+    for (const BackendSource &b : backends) ok = test_backend(b, reference, cases, o, seed, &ran) && ok;
+  }
   if (!ok) return 1;
   return ran ? 0 : 77;
 }

@@ -1,6 +1,7 @@
 // Runs one case on the backend under test and on the reference, and compares (see runner.h).
 #include "runner.h"
 
+#include <cmath>
 #include <random>
 
 namespace nnrt::conformance {
@@ -29,13 +30,42 @@ Tensors make_tensors(const Case &c) {
   return t;
 }
 
+// Each output element's magnitude (Case::linear_magnitudes, Case::magnitude_input), one tensor per
+// output; none if the case asks for none. "" or why the reference could not compute them.
+std::string magnitudes(const Case &c, const Device &reference, std::vector<HostTensor> *out) {
+  if (c.linear_magnitudes) {
+    // The sum of |term| of every output element: the op itself on |inputs| (the data of the runs).
+    Tensors t = make_tensors(c);
+    for (HostTensor &in : t.inputs)
+      for (int64_t i = 0; i < span_elements(in.desc()); ++i) in.set(i, std::fabs(in.get(i)));
+    Case plain = c;
+    plain.desc.attrs.fused = 0;
+    if (std::string e = reference.run(plain, t.inputs, t.outputs); !e.empty()) return e;
+    *out = std::move(t.outputs);
+  } else if (c.magnitude_input >= 0) {
+    const Tensors t = make_tensors(c);
+    const HostTensor &in = t.inputs[static_cast<size_t>(c.magnitude_input)];
+    std::vector<double> values;
+    for_each_offset(in.desc(), [&](int64_t off) { values.push_back(std::fabs(in.get(off))); });
+    for (int k = 0; k < c.desc.n_outputs; ++k) {
+      out->emplace_back(c.desc.outputs[k]);
+      size_t i = 0;  // the output has the input's dims: its elements in the same order
+      for_each_offset(c.desc.outputs[k], [&](int64_t off) {
+        if (i < values.size()) out->back().set(off, values[i++]);
+      });
+    }
+  }
+  return "";
+}
+
 // Compares every output; returns "" or the differences.
-std::string compare_outputs(const Case &c, const std::vector<HostTensor> &want, const std::vector<HostTensor> &got) {
+std::string compare_outputs(const Case &c, const std::vector<HostTensor> &want, const std::vector<HostTensor> &got,
+                            const std::vector<HostTensor> &magnitude) {
   std::string problems;
   for (size_t i = 0; i < want.size(); ++i) {
     const bool poisoned = c.output_fills[i].kind == Fill::poison && !(i == 0 && c.alias_input >= 0);
     const double rel = c.exact ? 0 : relative_tolerance(want[i].desc().dtype);
-    Comparison cmp = compare(want[i], got[i], rel, c.scales[i], poisoned);
+    Comparison cmp = compare(want[i], got[i], rel, c.scales[i], poisoned, i < magnitude.size() ? &magnitude[i] : nullptr);
     if (!cmp.ok) problems += (problems.empty() ? "" : "; ") + cmp.describe("output " + std::to_string(i));
   }
   return problems;
@@ -65,6 +95,12 @@ CaseResult run_case(const Case &c, const Device &tested, const Device &reference
     r.message = "reference: " + e;
     return r;
   }
+  std::vector<HostTensor> magnitude;
+  if (std::string e = magnitudes(c, reference, &magnitude); !e.empty()) {
+    r.status = CaseResult::failed;
+    r.message = "reference, on the inputs' magnitudes: " + e;
+    return r;
+  }
   Tensors got = make_tensors(c);
   std::vector<std::vector<HostTensor>> extra;
   const int copies = c.concurrent ? 3 : 1;
@@ -73,9 +109,9 @@ CaseResult run_case(const Case &c, const Device &tested, const Device &reference
     r.message = e;
     return r;
   }
-  std::string problems = compare_outputs(c, want.outputs, got.outputs);
+  std::string problems = compare_outputs(c, want.outputs, got.outputs, magnitude);
   for (size_t k = 0; k < extra.size() && problems.empty(); ++k) {
-    problems = compare_outputs(c, want.outputs, extra[k]);
+    problems = compare_outputs(c, want.outputs, extra[k], magnitude);
     if (!problems.empty()) problems = "concurrent run " + std::to_string(k + 1) + ": " + problems;
   }
   if (!problems.empty()) {

@@ -234,7 +234,8 @@ std::string Comparison::describe(const std::string &what) const {
   return s.str();
 }
 
-Comparison compare(const HostTensor &want, const HostTensor &got, double rel, double scale, bool check_canary) {
+Comparison compare(const HostTensor &want, const HostTensor &got, double rel, double scale, bool check_canary,
+                   const HostTensor *magnitude) {
   Comparison c;
   const nnrt_tensor_desc &t = want.desc();
   int64_t index = 0;
@@ -247,7 +248,7 @@ Comparison compare(const HostTensor &want, const HostTensor &got, double rel, do
     } else if (std::isinf(w) || std::isinf(g)) {
       same = w == g;
     } else {
-      const double tol = rel * (std::fabs(w) + scale);
+      const double tol = rel * (std::fabs(w) + scale + (magnitude ? std::fabs(magnitude->get(off)) : 0.0));
       const double err = std::fabs(g - w);
       same = err <= tol;
       err_units = tol > 0 ? err / tol : (err > 0 ? INFINITY : 0);

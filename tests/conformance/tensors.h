@@ -132,6 +132,9 @@ struct Comparison {
 // Compares `got` with `want` (same desc) element by element with tolerance `rel` (see above; 0
 // for bit-exact results). NaN matches NaN, infinities match infinities of the same sign. When
 // check_canary, bytes of `got` outside the tensor's elements must still be poison.
-Comparison compare(const HostTensor &want, const HostTensor &got, double rel, double scale, bool check_canary);
+// Element by element: NaN where want is NaN, the same infinity, else |got - want| <= rel * (|want| +
+// scale + |magnitude|), with magnitude (want's desc, or null) each element's own.
+Comparison compare(const HostTensor &want, const HostTensor &got, double rel, double scale, bool check_canary,
+                   const HostTensor *magnitude = nullptr);
 
 }  // namespace nnrt::conformance
