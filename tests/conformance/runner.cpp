@@ -31,20 +31,21 @@ Tensors make_tensors(const Case &c) {
 }
 
 // Each output element's magnitude (Case::linear_magnitudes, Case::magnitude_input), one tensor per
-// output; none if the case asks for none. "" or why the reference could not compute them.
-std::string magnitudes(const Case &c, const Device &reference, std::vector<HostTensor> *out) {
+// output, from the inputs of the reference's run; none if the case asks for none. "" or why the
+// reference could not compute them.
+std::string magnitudes(const Case &c, const Device &reference, const std::vector<HostTensor> &inputs,
+                       std::vector<HostTensor> *out) {
   if (c.linear_magnitudes) {
-    // The sum of |term| of every output element: the op itself on |inputs| (the data of the runs).
+    // The sum of |term| of every output element: the op itself on |inputs|.
     Tensors t = make_tensors(c);
-    for (HostTensor &in : t.inputs)
-      for (int64_t i = 0; i < span_elements(in.desc()); ++i) in.set(i, std::fabs(in.get(i)));
+    for (size_t k = 0; k < t.inputs.size(); ++k)
+      for (int64_t i = 0; i < span_elements(inputs[k].desc()); ++i) t.inputs[k].set(i, std::fabs(inputs[k].get(i)));
     Case plain = c;
     plain.desc.attrs.fused = 0;
     if (std::string e = reference.run(plain, t.inputs, t.outputs); !e.empty()) return e;
     *out = std::move(t.outputs);
   } else if (c.magnitude_input >= 0) {
-    const Tensors t = make_tensors(c);
-    const HostTensor &in = t.inputs[static_cast<size_t>(c.magnitude_input)];
+    const HostTensor &in = inputs[static_cast<size_t>(c.magnitude_input)];
     std::vector<double> values;
     for_each_offset(in.desc(), [&](int64_t off) { values.push_back(std::fabs(in.get(off))); });
     for (int k = 0; k < c.desc.n_outputs; ++k) {
@@ -96,7 +97,7 @@ CaseResult run_case(const Case &c, const Device &tested, const Device &reference
     return r;
   }
   std::vector<HostTensor> magnitude;
-  if (std::string e = magnitudes(c, reference, &magnitude); !e.empty()) {
+  if (std::string e = magnitudes(c, reference, want.inputs, &magnitude); !e.empty()) {
     r.status = CaseResult::failed;
     r.message = "reference, on the inputs' magnitudes: " + e;
     return r;
