@@ -129,11 +129,11 @@ struct Comparison {
   std::string describe(const std::string &what) const;
 };
 
-// Compares `got` with `want` (same desc) element by element with tolerance `rel` (see above; 0
-// for bit-exact results). NaN matches NaN, infinities match infinities of the same sign. When
-// check_canary, bytes of `got` outside the tensor's elements must still be poison.
-// Element by element: NaN where want is NaN, the same infinity, else |got - want| <= rel * (|want| +
-// scale + |magnitude|), with magnitude (want's desc, or null) each element's own.
+// Compares `got` with `want` (same desc) element by element: NaN matches NaN, infinities match
+// infinities of the same sign, and finite values match when |got - want| <= rel * (|want| + scale
+// + |magnitude|), rel from above (0 for bit-exact results) and magnitude (want's desc, or null)
+// each element's own. When check_canary, bytes of `got` outside the tensor's elements must still
+// be poison.
 Comparison compare(const HostTensor &want, const HostTensor &got, double rel, double scale, bool check_canary,
                    const HostTensor *magnitude = nullptr);
 
