@@ -32,6 +32,8 @@
 #include "onednn_measure.h"
 #include "onednn_special_values.h"
 
+#include <cstring>
+
 namespace nnrt::onednn {
 namespace {
 
@@ -324,6 +326,23 @@ class ConvBackwardDataOp : public Op {
   std::unique_ptr<GemmBackwardData> gemm_;
 };
 
+// The kernel taps, along one spatial dim, that meet only padding at every output position: their
+// weight gradient is exactly 0. oneDNN 2.6's native-bf16 weight-gradient kernels (avx512_core_bf16)
+// leave such taps' elements unwritten (seen on AMD Zen 4 as leftover workspace values in the
+// gradient), so the op writes those zeros itself after the primitive has run.
+std::vector<bool> taps_outside_input(const ConvGeometry &g, int dim) {
+  const size_t r = g.w_dims.size();
+  const int64_t in = g.x_dims[2 + dim], out = g.y_dims[2 + dim], kernel = g.w_dims[r - 2 + dim];
+  const int64_t stride = g.strides[dim], dilation = g.dilates[dim] + 1, pad = g.pad_l[dim];
+  std::vector<bool> outside(static_cast<size_t>(kernel), true);
+  for (int64_t k = 0; k < kernel; ++k)
+    for (int64_t o = 0; o < out && outside[k]; ++o) {
+      const int64_t at = o * stride - pad + k * dilation;
+      if (at >= 0 && at < in) outside[k] = false;
+    }
+  return outside;
+}
+
 class ConvBackwardWeightsOp : public Op {
  public:
   ConvBackwardWeightsOp(const Build &b, const ConvGeometry &g, dt type) {
@@ -349,6 +368,11 @@ class ConvBackwardWeightsOp : public Op {
                              })
                       .pd;
     layout.need_scratchpad(pd);
+    outside_h_ = taps_outside_input(g, 0);
+    outside_w_ = taps_outside_input(g, 1);
+    for (bool h : outside_h_) zero_taps_ = zero_taps_ || h;
+    for (bool w : outside_w_) zero_taps_ = zero_taps_ || w;
+    dw_desc_ = d.outputs[0];
     x_ = Bridge::to_inner(memory_desc(d.inputs[0]), pd.src_desc(), layout, plan_only);
     dy_ = Bridge::to_inner(memory_desc(d.inputs[1]), pd.diff_dst_desc(), layout, plan_only);
     dw_ = Bridge::to_user(pd.diff_weights_desc(), user_dw, layout, plan_only);
@@ -371,10 +395,27 @@ class ConvBackwardWeightsOp : public Op {
     r.execute(conv_, std::move(args));
     dw_.finish(r, dw, 0);
     if (has_bias_) db_.finish(r, db, 1);
+    if (zero_taps_) zero_outside_taps(r.args().outputs[0]);
   }
 
  private:
-  bool has_bias_ = false;
+  // Writes 0 (all bits clear, in f32 and bf16 alike) at the taps that meet only padding.
+  void zero_outside_taps(void *dw) const {
+    const nnrt_tensor_desc &t = dw_desc_;
+    const int64_t size = static_cast<int64_t>(kernels::dtype_size(t.dtype));
+    char *base = static_cast<char *>(dw);
+    for (int64_t o = 0; o < t.dims[0]; ++o)
+      for (int64_t c = 0; c < t.dims[1]; ++c)
+        for (int64_t kh = 0; kh < t.dims[2]; ++kh)
+          for (int64_t kw = 0; kw < t.dims[3]; ++kw)
+            if (outside_h_[kh] || outside_w_[kw])
+              std::memset(base + (o * t.strides[0] + c * t.strides[1] + kh * t.strides[2] + kw * t.strides[3]) * size,
+                          0, static_cast<size_t>(size));
+  }
+
+  bool has_bias_ = false, zero_taps_ = false;
+  std::vector<bool> outside_h_, outside_w_;  // taps_outside_input
+  nnrt_tensor_desc dw_desc_{};
   Bridge x_, dy_, dw_, db_;
   dnnl::convolution_backward_weights conv_;
 };

@@ -189,8 +189,54 @@ struct DeviceBuffer {
 };
 }  // namespace
 
-std::string Device::run_once(const Case &c, nnrt_backend_op *op, size_t workspace_bytes,
+// One run's workspace, poisoned before first use (see Device::run).
+class Device::Workspace {
+ public:
+  Workspace(const Device &d, size_t bytes, uint64_t seed) : d_(d), bytes_(bytes) {
+    if (bytes == 0) return;
+    // NaN in every float type (and -1 in every integer) on odd seeds; 0x7f7f7f7f (3.4e38 as f32,
+    // bf16's 3.4e38 too) on even ones, which stays finite and poisons every sum it enters.
+    const int pattern = (seed & 1) ? 0xff : 0x7f;
+    if (d.host_memory()) {
+      ptr_ = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+      if (!ptr_) {
+        error_ = "could not allocate the workspace";
+        return;
+      }
+      std::memset(ptr_, pattern, bytes);
+      return;
+    }
+    if (d.table_->mem_alloc(d.instance_, bytes, &ptr_) != NNRT_OK) {
+      ptr_ = nullptr;
+      error_ = "mem_alloc of the workspace failed";
+    } else if (d.table_->memset_async(d.instance_, ptr_, pattern, bytes, d.stream_) != NNRT_OK ||
+               d.table_->stream_synchronize(d.instance_, d.stream_) != NNRT_OK) {
+      error_ = "could not poison the workspace";
+    }
+  }
+  ~Workspace() {
+    if (!ptr_) return;
+    if (d_.host_memory())
+      std::free(ptr_);
+    else
+      d_.table_->mem_free(d_.instance_, ptr_);
+  }
+  Workspace(const Workspace &) = delete;
+  Workspace &operator=(const Workspace &) = delete;
+  void *ptr() const { return ptr_; }
+  size_t bytes() const { return bytes_; }
+  const std::string &error() const { return error_; }
+
+ private:
+  const Device &d_;
+  size_t bytes_;
+  void *ptr_ = nullptr;
+  std::string error_;
+};
+
+std::string Device::run_once(const Case &c, nnrt_backend_op *op, const Workspace &ws,
                              const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs) const {
+  if (!ws.error().empty()) return ws.error();
   const bool host = host_memory();
   const int ni = c.desc.n_inputs, no = c.desc.n_outputs;
   std::vector<DeviceBuffer> in(static_cast<size_t>(ni)), out(static_cast<size_t>(no));
@@ -216,20 +262,6 @@ std::string Device::run_once(const Case &c, nnrt_backend_op *op, size_t workspac
     }
     err = to_device(in[i], inputs[i].data(), inputs[i].nbytes());
   }
-  DeviceBuffer ws;
-  void *ws_host = nullptr;
-  if (err.empty() && workspace_bytes > 0) {
-    if (host) {
-      ws_host = std::aligned_alloc(256, (workspace_bytes + 255) / 256 * 256);
-      ws.ptr = ws_host;
-    } else if (table_->mem_alloc(instance_, workspace_bytes, &ws.ptr) == NNRT_OK) {
-      ws.t = table_;
-      ws.inst = instance_;
-      ws.owned = true;
-    } else {
-      err = "mem_alloc of the workspace failed";
-    }
-  }
   if (err.empty()) {
     std::vector<const void *> in_ptrs;
     std::vector<void *> out_ptrs;
@@ -242,8 +274,8 @@ std::string Device::run_once(const Case &c, nnrt_backend_op *op, size_t workspac
     args.n_outputs = no;
     args.inputs = in_ptrs.data();
     args.outputs = out_ptrs.data();
-    args.workspace = ws.ptr;
-    args.workspace_bytes = workspace_bytes;
+    args.workspace = ws.ptr();
+    args.workspace_bytes = ws.bytes();
     args.stream = stream_;
     std::memcpy(args.scalars, c.scalars, sizeof args.scalars);
     args.counter = c.counter;
@@ -257,31 +289,54 @@ std::string Device::run_once(const Case &c, nnrt_backend_op *op, size_t workspac
         err = "memcpy from the device failed";
     if (err.empty() && table_->stream_synchronize(instance_, stream_) != NNRT_OK) err = "stream_synchronize failed";
   }
-  std::free(ws_host);
   return err;
 }
 
+namespace {
+// Fresh copies of a run's pre-filled outputs.
+std::vector<HostTensor> copies_of(const std::vector<HostTensor> &outputs) {
+  std::vector<HostTensor> c;
+  for (const HostTensor &t : outputs) {
+    c.emplace_back(t.desc());
+    c.back().copy_from(t);
+  }
+  return c;
+}
+}  // namespace
+
 std::string Device::run(const Case &c, const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs,
-                        int copies, std::vector<std::vector<HostTensor>> *extra_outputs) const {
+                        int copies, std::vector<std::vector<HostTensor>> *extra_outputs,
+                        const std::vector<HostTensor> *warmup_inputs) const {
   nnrt_backend_op *op = nullptr;
-  size_t ws = 0;
-  nnrt_status s = table_->op_create(instance_, &c.desc, &op, &ws);
+  size_t ws_bytes = 0;
+  nnrt_status s = table_->op_create(instance_, &c.desc, &op, &ws_bytes);
   if (s != NNRT_OK) return "op_create failed (" + std::to_string(s) + "): " + nnrt::test::take_backend_error();
   std::string err;
-  if (copies <= 1 || !host_memory()) {
+  Workspace ws(*this, ws_bytes, c.seed);
+  if (warmup_inputs) {
+    // The warm-up's outputs start as the case's pre-filled ones; an in-place output holds the
+    // warm-up's own input.
+    std::vector<HostTensor> warmup_outputs = copies_of(outputs);
+    if (c.alias_input >= 0) warmup_outputs[0].copy_from((*warmup_inputs)[static_cast<size_t>(c.alias_input)]);
+    err = run_once(c, op, ws, *warmup_inputs, warmup_outputs);
+    if (!err.empty()) err = "warm-up run on other inputs: " + err;
+  }
+  if (!err.empty()) {
+    // reported below
+  } else if (copies <= 1 || !host_memory()) {
     err = run_once(c, op, ws, inputs, outputs);
   } else {
-    // Every thread gets its own tensors (outputs start as copies of the pre-filled ones).
-    std::vector<std::vector<HostTensor>> outs(static_cast<size_t>(copies - 1));
-    for (auto &o : outs)
-      for (const HostTensor &t : outputs) {
-        o.emplace_back(t.desc());
-        o.back().copy_from(t);
-      }
+    // Every thread gets its own tensors (outputs start as copies of the pre-filled ones) and its
+    // own poisoned workspace.
+    std::vector<std::vector<HostTensor>> outs;
+    for (int k = 1; k < copies; ++k) outs.push_back(copies_of(outputs));
     std::vector<std::string> errs(static_cast<size_t>(copies));
     std::vector<std::thread> threads;
     for (int k = 1; k < copies; ++k)
-      threads.emplace_back([&, k] { errs[k] = run_once(c, op, ws, inputs, outs[k - 1]); });
+      threads.emplace_back([&, k] {
+        Workspace own(*this, ws_bytes, c.seed);
+        errs[k] = run_once(c, op, own, inputs, outs[k - 1]);
+      });
     errs[0] = run_once(c, op, ws, inputs, outputs);
     for (auto &t : threads) t.join();
     for (const std::string &e : errs)

@@ -62,12 +62,20 @@ class Device {
   // data). `copies` > 1 runs that many op_run calls at once from as many threads, on one op, each
   // on its own copy of the tensors; outputs then receive copy 0's results and the others go to
   // extra_outputs. Returns "" or what failed.
+  //
+  // Every run gets a workspace of its own, filled with a poison pattern before anything runs (NaN
+  // bytes when the case's seed is odd, a large finite value when it is even), so that a result
+  // computed from workspace memory the op never wrote shows. With `warmup_inputs`, the op first
+  // runs once on those inputs (same shapes, other data) in copy 0's workspace and then, without
+  // clearing it, on the case's inputs: what a previous run left behind must not leak into the next.
   std::string run(const Case &c, const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs,
-                  int copies = 1, std::vector<std::vector<HostTensor>> *extra_outputs = nullptr) const;
+                  int copies = 1, std::vector<std::vector<HostTensor>> *extra_outputs = nullptr,
+                  const std::vector<HostTensor> *warmup_inputs = nullptr) const;
 
  private:
-  std::string run_once(const Case &c, nnrt_backend_op *op, size_t workspace_bytes,
-                       const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs) const;
+  class Workspace;
+  std::string run_once(const Case &c, nnrt_backend_op *op, const Workspace &ws, const std::vector<HostTensor> &inputs,
+                       std::vector<HostTensor> &outputs) const;
   const nnrt_backend_v1 *table_;
   nnrt_backend_instance *instance_ = nullptr;
   nnrt_host_pool *pool_ = nullptr;
