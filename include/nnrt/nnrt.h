@@ -43,6 +43,10 @@
 **                               with the highest priority that has a usable backend is selected.
 **   NNRT_LOG_LEVEL              debug | info | warn | error (default warn).
 **   NNRT_NUM_THREADS            default thread count when the context options do not give one.
+**   NNRT_POISON_MEMORY          nan | large: fill every block of memory nnrt hands out (arrays,
+**                               workspaces) with NaN bytes (0xff) or 0x7f bytes (3.4e38), read once.
+**                               A debugging aid that shows results computed from memory nothing
+**                               wrote; it costs a pass over every block. Unset: no filling.
 **
 ** nnrt never changes its process's environment. One setting is the application's to make: the
 ** oneDNN plugin runs on GNU OpenMP, whose threads spin for about 300000 iterations at every barrier

@@ -50,6 +50,11 @@ std::shared_ptr<Device> Device::open(const BackendInfo &backend, int32_t index, 
           fail(s, name, ": could not allocate ", bytes, " bytes of device memory", detail.empty() ? "" : ": ", detail);
         },
         [inst, t](void *p) { t->mem_free(inst, p); },
+        0,
+        // Queued on the device's stream, ahead of any work that will use the block.
+        [inst, t, stream = d->stream_](void *p, size_t bytes, int value) {
+          if (t->memset_async(inst, p, value, bytes, stream) != NNRT_OK) take_backend_error();
+        },
     };
     d->memory_ = std::make_shared<MemoryCache>(std::move(source), limits);
   }

@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 
 #include "core/error.h"
 #include "core/fault_injection.h"
+#include "core/log.h"
 
 namespace nnrt {
 
@@ -23,7 +25,26 @@ size_t MemoryCache::size_class(size_t bytes) {
   return (bytes + step - 1) / step * step;
 }
 
+int memory_poison_byte() {
+  static const int byte = [] {
+    const char *v = std::getenv("NNRT_POISON_MEMORY");
+    if (!v || !*v) return -1;
+    if (std::strcmp(v, "nan") == 0) return 0xff;
+    if (std::strcmp(v, "large") == 0) return 0x7f;
+    log::warn(cat("NNRT_POISON_MEMORY=", v, " is neither \"nan\" nor \"large\": memory is not poisoned"));
+    return -1;
+  }();
+  return byte;
+}
+
 void *MemoryCache::allocate(size_t bytes, size_t *block_bytes) {
+  void *p = take(bytes, block_bytes);
+  const int poison = memory_poison_byte();
+  if (poison >= 0 && source_.fill) source_.fill(p, *block_bytes, poison);
+  return p;
+}
+
+void *MemoryCache::take(size_t bytes, size_t *block_bytes) {
   // A request larger than the memory there is (or so large that rounding it up would wrap) is
   // refused before anything is asked of the system: with overcommit, a huge host allocation could
   // otherwise "succeed" and the process be killed when the pages are touched.
@@ -122,6 +143,7 @@ MemorySource host_memory_source() {
       [](size_t bytes) -> void * { return std::aligned_alloc(64, (bytes + 63) / 64 * 64); },
       [](void *p) { std::free(p); },
       physical_memory_bytes(),
+      [](void *p, size_t bytes, int value) { std::memset(p, value, bytes); },
   };
 }
 

@@ -41,7 +41,17 @@ struct MemorySource {
   std::function<void *(size_t bytes)> allocate;  // returns NULL when out of memory
   std::function<void(void *)> release;
   size_t capacity = 0;  // the memory there is, in bytes; a larger request is refused (0: unknown)
+  // Fills `bytes` at a block with the byte `value` (may be empty: the source cannot). Used only to
+  // poison blocks when NNRT_POISON_MEMORY is set (memory_poison_byte).
+  std::function<void(void *, size_t bytes, int value)> fill;
 };
+
+// The byte every block a cache hands out is filled with, or -1 (the default) for none. Set by the
+// environment variable NNRT_POISON_MEMORY, read once: "nan" fills with 0xff (NaN in every float
+// type, -1 in every integer type), "large" with 0x7f (3.4e38 in f32 and bf16). The test suites run
+// with it, so that a result computed from memory nobody wrote (a kernel that skips elements, a
+// buffer assumed zero) differs from the reference instead of passing by luck.
+int memory_poison_byte();
 
 class MemoryCache {
  public:
@@ -68,6 +78,8 @@ class MemoryCache {
   static constexpr size_t kMaxRequest = size_t(1) << 62;
 
  private:
+  // allocate() without the poisoning.
+  void *take(size_t bytes, size_t *block_bytes);
   void trim_locked();
   // Whether a new block of `size` keeps in use + cached under max_total_bytes.
   bool within_hard_limit(size_t size);

@@ -1,6 +1,7 @@
 #include "core/memory_cache.h"
 
 #include <cstdint>
+#include <cstring>
 #include <set>
 #include <string>
 
@@ -159,6 +160,29 @@ TEST(MemoryCache, HardLimitFreesTheCacheAndRetriesOnce) {
   cache.release(q, b2);
   void *r = cache.allocate(4096, &b3);  // within the limit again
   cache.release(r, b3);
+}
+
+}  // namespace
+}  // namespace nnrt
+
+namespace nnrt {
+namespace {
+
+// The test suites run with NNRT_POISON_MEMORY set (tests/meson.build): every block handed out, new
+// or reused, is filled with the poison byte, so a kernel that skips elements is caught by the
+// comparison with the reference.
+TEST(MemoryCache, PoisonsEveryBlockItHandsOutWhenAsked) {
+  const int poison = memory_poison_byte();
+  if (poison < 0) GTEST_SKIP() << "NNRT_POISON_MEMORY is not set (meson test sets it)";
+  MemoryCache cache(host_memory_source(), CacheLimits{});
+  for (int round = 0; round < 2; ++round) {  // a new block, then the same block from the cache
+    size_t bytes = 0;
+    auto *p = static_cast<unsigned char *>(cache.allocate(1000, &bytes));
+    for (size_t i = 0; i < bytes; ++i) ASSERT_EQ(p[i], poison) << "round " << round << ", byte " << i;
+    std::memset(p, 0, bytes);  // what a previous user left behind must not show either
+    cache.release(p, bytes);
+  }
+  EXPECT_EQ(cache.stats().hits, 1u);
 }
 
 }  // namespace
