@@ -7,6 +7,7 @@
 #include "nnrt/kernels/convert.h"
 #include "nnrt/kernels/dtype_info.h"
 #include "nnrt/kernels/eltwise.h"
+#include "nnrt/kernels/op_manifest.h"
 #include "ops.h"
 
 namespace nnrt::cudnn {
@@ -70,8 +71,8 @@ class FillOp final : public Op {
     index_ = index_of<1>(d.outputs[0], ops, &n_);
   }
   void run(const nnrt_op_args &a, cudaStream_t s) const override {
-    launched(gpu::fill(a.outputs[0], static_cast<int>(kernels::dtype_size(dtype_)), fill_bits(dtype_, a.scalars[0]),
-                       index_, n_, s),
+    launched(gpu::fill(a.outputs[0], static_cast<int>(kernels::dtype_size(dtype_)),
+                       fill_bits(dtype_, a.scalars[NNRT_SCALAR_FILL_VALUE]), index_, n_, s),
              "fill kernel");
   }
 
@@ -104,8 +105,8 @@ class RandomOp final : public Op {
     index_ = index_of<1>(d.outputs[0], ops, &n_);
   }
   void run(const nnrt_op_args &a, cudaStream_t s) const override {
-    launched(gpu::random(a.outputs[0], dtype_, alg_, seed_, a.counter, static_cast<float>(a.scalars[0]),
-                         static_cast<float>(a.scalars[1]), index_, n_, s),
+    launched(gpu::random(a.outputs[0], dtype_, alg_, seed_, a.counter, static_cast<float>(a.scalars[NNRT_SCALAR_RANDOM_A]),
+                         static_cast<float>(a.scalars[NNRT_SCALAR_RANDOM_B]), index_, n_, s),
              "random kernel");
   }
 
@@ -211,7 +212,8 @@ class OptimizerOp final : public Op {
  public:
   explicit OptimizerOp(const nnrt_op_desc &d) : d_(d), n_(element_count(d.outputs[0])) {}
   void run(const nnrt_op_args &a, cudaStream_t s) const override {
-    kernels::OptimizerStep step = kernels::make_optimizer_step(d_.attrs, a.scalars[0], a.scalars[1], a.scalars[2]);
+    kernels::OptimizerStep step = kernels::make_optimizer_step(d_.attrs, a.scalars[NNRT_SCALAR_LEARNING_RATE],
+                                                               a.scalars[NNRT_SCALAR_STEP], a.scalars[NNRT_SCALAR_GRAD_FACTOR]);
     float *s0 = d_.n_outputs > 1 ? static_cast<float *>(a.outputs[1]) : nullptr;
     float *s1 = d_.n_outputs > 2 ? static_cast<float *>(a.outputs[2]) : nullptr;
     launched(gpu::optimizer_update(d_.attrs.alg, static_cast<const float *>(a.inputs[0]),
@@ -225,14 +227,7 @@ class OptimizerOp final : public Op {
 };
 
 // The states each optimizer rule reads and writes.
-int optimizer_states(const nnrt_op_attrs &a) {
-  switch (a.alg) {
-    case NNRT_OPTIMIZER_SGD: return a.momentum > 0 ? 1 : 0;
-    case NNRT_OPTIMIZER_ADAGRAD:
-    case NNRT_OPTIMIZER_RMSPROP: return 1;
-    default: return 2;
-  }
-}
+int optimizer_states(const nnrt_op_attrs &a) { return kernels::optimizer_state_count(a.alg, a.momentum); }
 
 }  // namespace
 

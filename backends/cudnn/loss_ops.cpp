@@ -97,13 +97,14 @@ class LossBackwardOp final : public Op {
   void run(const nnrt_op_args &a, cudaStream_t s) const override {
     if (!class_) {
       check_cuda(gpu::elementwise_loss_backward(d_.attrs.alg, d_.inputs[0].dtype, a.outputs[0], a.inputs[0],
-                                                a.inputs[1], a.scalars[0], index_, n_, s),
+                                                a.inputs[1], a.scalars[NNRT_SCALAR_LOSS_SCALE], index_, n_, s),
                  "loss backward kernel");
       return;
     }
     int *flag = static_cast<int *>(a.workspace);
     check_cuda(cudaMemsetAsync(flag, 0, sizeof(int), s), "clear the index check");
-    check_cuda(gpu::class_loss_backward(c_, a.outputs[0], a.inputs[0], a.inputs[1], a.scalars[0], flag, s),
+    check_cuda(gpu::class_loss_backward(c_, a.outputs[0], a.inputs[0], a.inputs[1], a.scalars[NNRT_SCALAR_LOSS_SCALE],
+                                        flag, s),
                "class loss backward kernel");
     if (index_dtype(c_.target_dtype)) check_indices(a, c_, s);
   }

@@ -3,6 +3,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "nnrt/kernels/op_manifest.h"
+
 namespace nnrt::reference {
 
 void fail(nnrt_status status, const char *format, ...) {
@@ -15,38 +17,7 @@ void fail(nnrt_status status, const char *format, ...) {
 }
 
 
-const char *op_kind_name(int32_t kind) {
-  static const char *const names[] = {
-      "?",
-      "COPY",
-      "FILL",
-      "RANDOM",
-      "UNARY",
-      "UNARY_BACKWARD",
-      "BINARY",
-      "REDUCE",
-      "ARGREDUCE",
-      "MATMUL",
-      "SOFTMAX",
-      "SOFTMAX_BACKWARD",
-      "CONV2D",
-      "CONV2D_BACKWARD_DATA",
-      "CONV2D_BACKWARD_WEIGHTS",
-      "POOL2D",
-      "POOL2D_BACKWARD",
-      "BATCHNORM",
-      "BATCHNORM_BACKWARD",
-      "LOSS",
-      "LOSS_BACKWARD",
-      "DROPOUT",
-      "DROPOUT_BACKWARD",
-      "GATHER",
-      "SCATTER_ADD",
-      "OPTIMIZER_UPDATE",
-  };
-  static_assert(sizeof names / sizeof names[0] == NNRT_OP_KIND_COUNT, "one name per op kind");
-  return kind > 0 && kind < NNRT_OP_KIND_COUNT ? names[kind] : "unknown op kind";
-}
+const char *op_kind_name(int32_t kind) { return kernels::op_kind_info(kind).upper_name; }
 
 std::string dims_string(const int64_t *dims, int ndim) {
   std::string s = "[";

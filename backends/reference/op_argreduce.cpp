@@ -62,7 +62,6 @@ class ArgReduceKernel final : public OpKernel {
 
 KernelPtr create_argreduce(const OpSetup &setup) {
   const nnrt_op_desc &d = setup.desc;
-  expect_counts(d, 1, 1, "(x)", 1, 1, "(y)");
   if (d.attrs.alg != NNRT_ARG_MAX && d.attrs.alg != NNRT_ARG_MIN)
     fail(NNRT_ERR_UNSUPPORTED, "alg %d is not an nnrt_argreduce_alg (ARG_MAX 1, ARG_MIN 2)", d.attrs.alg);
   const nnrt_tensor_desc &x = d.inputs[0], &y = d.outputs[0];

@@ -99,7 +99,6 @@ class Conv2dKernel final : public OpKernel {
 
 KernelPtr create_conv2d(const OpSetup &setup) {
   const nnrt_op_desc &d = setup.desc;
-  expect_counts(d, 2, 3, "(x, w, bias [opt])", 1, 1, "(y)");
   const nnrt_tensor_desc &x = d.inputs[0], &w = d.inputs[1], &y = d.outputs[0];
   expect_dtype(x, "input x", kFloatDtypes);
   expect_same_dtype(w, "input w", x, "input x");

@@ -135,7 +135,6 @@ class MatmulKernel final : public OpKernel {
 
 KernelPtr create_matmul(const OpSetup &setup) {
   const nnrt_op_desc &d = setup.desc;
-  expect_counts(d, 2, 3, "(a, b, bias [opt])", 1, 1, "(c)");
   const nnrt_tensor_desc &a = d.inputs[0], &b = d.inputs[1], &c = d.outputs[0];
   expect_dtype(c, "output c", kFloatDtypes);
   expect_same_dtype(a, "input a", c, "output c");

@@ -6,19 +6,13 @@
 #include "reference/op_kernel.h"
 #include "reference/strided.h"
 #include "reference/validate.h"
+#include "nnrt/kernels/op_manifest.h"
 #include "nnrt/kernels/optimizer.h"
 
 namespace nnrt::reference {
 namespace {
 
-int states_of(const nnrt_op_attrs &attrs) {
-  switch (attrs.alg) {
-    case NNRT_OPTIMIZER_SGD: return attrs.momentum > 0 ? 1 : 0;
-    case NNRT_OPTIMIZER_ADAGRAD:
-    case NNRT_OPTIMIZER_RMSPROP: return 1;
-    default: return 2;  // ADAM, ADAMW, ADAMAX
-  }
-}
+int states_of(const nnrt_op_attrs &attrs) { return kernels::optimizer_state_count(attrs.alg, attrs.momentum); }
 
 bool uses_bias_correction(int alg) {
   return alg == NNRT_OPTIMIZER_ADAM || alg == NNRT_OPTIMIZER_ADAMW || alg == NNRT_OPTIMIZER_ADAMAX;
@@ -95,10 +89,11 @@ class OptimizerKernel final : public OpKernel {
   }
 
   void run(const nnrt_op_args &args) const override {
-    const double t = args.scalars[1];
+    const double t = args.scalars[NNRT_SCALAR_STEP];
     if (uses_bias_correction(attrs_.alg) && !(t >= 1))
       fail(NNRT_ERR_INVALID_ARGUMENT, "the step number t (scalar 1) is %g; bias correction needs t >= 1", t);
-    const kernels::OptimizerStep step = kernels::make_optimizer_step(attrs_, args.scalars[0], t, args.scalars[2]);
+    const kernels::OptimizerStep step = kernels::make_optimizer_step(attrs_, args.scalars[NNRT_SCALAR_LEARNING_RATE], t,
+                                                                       args.scalars[NNRT_SCALAR_GRAD_FACTOR]);
     const float *grad = input_ptr<float>(args, 0);
     float *param = output_ptr<float>(args, 0);
     float *state0 = states_ > 0 ? output_ptr<float>(args, 1) : nullptr;

@@ -233,7 +233,6 @@ class ReduceKernel final : public OpKernel {
 
 KernelPtr create_reduce(const OpSetup &setup) {
   const nnrt_op_desc &d = setup.desc;
-  expect_counts(d, 1, 1, "(x)", 1, 1, "(y)");
   const int alg = d.attrs.alg;
   if (alg < NNRT_REDUCE_SUM || alg > NNRT_REDUCE_SUM_SQUARES)
     fail(NNRT_ERR_UNSUPPORTED, "alg %d is not an nnrt_reduce_alg (SUM 1 .. SUM_SQUARES 5)", alg);

@@ -11,6 +11,7 @@
 #include "reference/errors.h"
 #include "reference/op_kernel.h"
 #include "reference/validate.h"
+#include "nnrt/kernels/op_manifest.h"
 
 namespace nnrt::reference {
 namespace {
@@ -88,6 +89,9 @@ KernelPtr build_kernel(const Instance &instance, const nnrt_op_desc &desc) {
   validate_tensors(desc);
   Factory factory = factory_for(desc.kind);
   if (!factory) fail(NNRT_ERR_UNSUPPORTED, "op kind %d is unknown", desc.kind);
+  const kernels::OpKindInfo &info = kernels::op_kind_info(desc.kind);
+  expect_counts(desc, info.inputs_min, info.inputs_max, info.input_names, info.outputs_min, info.outputs_max,
+                info.output_names);
   return factory(OpSetup{desc, instance.exec});
 }
 

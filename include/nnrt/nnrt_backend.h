@@ -183,6 +183,16 @@ typedef enum nnrt_op_kind {
   NNRT_OP_KIND_COUNT = 26 /* one past the last kind; grows as kinds are appended */
 } nnrt_op_kind;
 
+/* The slots of nnrt_op_args.scalars that the kinds above read (nnrt/kernels/op_manifest.h lists
+** how many each kind reads; the others are 0). */
+#define NNRT_SCALAR_FILL_VALUE 0    /* FILL: the value */
+#define NNRT_SCALAR_RANDOM_A 0      /* RANDOM: UNIFORM's low, NORMAL's mean */
+#define NNRT_SCALAR_RANDOM_B 1      /* RANDOM: UNIFORM's high, NORMAL's std */
+#define NNRT_SCALAR_LOSS_SCALE 0    /* LOSS_BACKWARD: the factor on the gradient */
+#define NNRT_SCALAR_LEARNING_RATE 0 /* OPTIMIZER_UPDATE */
+#define NNRT_SCALAR_STEP 1          /* OPTIMIZER_UPDATE: t, 1 for the first step */
+#define NNRT_SCALAR_GRAD_FACTOR 2   /* OPTIMIZER_UPDATE: the factor the gradient is multiplied by first */
+
 typedef enum nnrt_unary_alg {
   NNRT_UNARY_NONE = 0, /* as attrs.fused: no activation */
   NNRT_UNARY_IDENTITY = 1,

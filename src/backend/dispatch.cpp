@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "nnrt/kernels/op_manifest.h"
 #include "core/error.h"
 
 namespace nnrt::backend {
@@ -12,15 +13,6 @@ namespace {
 
 thread_local PlacementRecorder *current_recorder = nullptr;
 
-const char *const kind_names[] = {
-    "invalid",      "copy",          "fill",          "random",          "unary",
-    "unary_backward", "binary",      "reduce",        "argreduce",       "matmul",
-    "softmax",      "softmax_backward", "conv2d",     "conv2d_backward_data", "conv2d_backward_weights",
-    "pool2d",       "pool2d_backward", "batchnorm",   "batchnorm_backward", "loss",
-    "loss_backward", "dropout",      "dropout_backward", "gather",       "scatter_add",
-    "optimizer_update",
-};
-static_assert(sizeof kind_names / sizeof kind_names[0] == NNRT_OP_KIND_COUNT, "one name per op kind");
 
 std::string tensor_text(const nnrt_tensor_desc &t) {
   std::string s = dtype_name(static_cast<nnrt_dtype>(t.dtype));
@@ -56,9 +48,7 @@ void run_staged_on_reference(Context &ctx, const CachedOp &op, const nnrt_op_des
 
 }  // namespace
 
-const char *op_kind_name(int32_t kind) {
-  return kind > 0 && kind < NNRT_OP_KIND_COUNT ? kind_names[kind] : kind_names[0];
-}
+const char *op_kind_name(int32_t kind) { return kernels::op_kind_info(kind).name; }
 
 PlacementScope::PlacementScope(PlacementRecorder *recorder) : previous_(current_recorder) {
   current_recorder = recorder;

@@ -9,6 +9,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "nnrt/kernels/half.h"
+#include "nnrt/kernels/op_manifest.h"
 
 namespace nnrt::ops {
 
@@ -98,7 +99,7 @@ Array full(Context &ctx, nnrt_dtype dtype, const Shape &shape, double value) {
 }
 
 void fill_into(Context &ctx, const Array &dst, double value) {
-  OpCall(NNRT_OP_FILL, 0).out(dst).scalar(0, value).run(ctx);
+  OpCall(NNRT_OP_FILL, 0).out(dst).scalar(NNRT_SCALAR_FILL_VALUE, value).run(ctx);
 }
 
 Array from_host(Context &ctx, nnrt_dtype dtype, const Shape &shape, const void *data, size_t nbytes) {
@@ -113,7 +114,7 @@ Array random(Context &ctx, nnrt_random_alg alg, nnrt_dtype dtype, const Shape &s
   Array y = empty(ctx, dtype, shape);
   OpCall call(NNRT_OP_RANDOM, alg);
   call.attrs().seed = seed;
-  call.out(y).scalar(0, a).scalar(1, b).counter(counter).run(ctx);
+  call.out(y).scalar(NNRT_SCALAR_RANDOM_A, a).scalar(NNRT_SCALAR_RANDOM_B, b).counter(counter).run(ctx);
   return y;
 }
 
@@ -574,7 +575,7 @@ Array loss(Context &ctx, nnrt_loss_alg alg, const Array &pred, const Array &targ
 Array loss_backward(Context &ctx, nnrt_loss_alg alg, const Array &pred, const Array &target, double scale) {
   check_loss_inputs(alg, pred, target);
   Array d = empty(ctx, pred.dtype(), pred.shape());
-  OpCall(NNRT_OP_LOSS_BACKWARD, alg).in(pred).in(target).out(d).scalar(0, scale).run(ctx);
+  OpCall(NNRT_OP_LOSS_BACKWARD, alg).in(pred).in(target).out(d).scalar(NNRT_SCALAR_LOSS_SCALE, scale).run(ctx);
   return d;
 }
 
@@ -618,14 +619,7 @@ Array scatter_add(Context &ctx, const Array &dy, const Array &indices, int64_t r
 
 // ---- optimizers -----------------------------------------------------------------------------
 
-int32_t OptimizerRule::states() const {
-  switch (alg) {
-    case NNRT_OPTIMIZER_SGD: return momentum > 0 ? 1 : 0;
-    case NNRT_OPTIMIZER_ADAGRAD:
-    case NNRT_OPTIMIZER_RMSPROP: return 1;
-    default: return 2;
-  }
-}
+int32_t OptimizerRule::states() const { return kernels::optimizer_state_count(alg, momentum); }
 
 void optimizer_update(Context &ctx, const OptimizerRule &rule, const Array &grad, const Array &param,
                       const Array *state0, const Array *state1, double lr, int64_t step, double grad_scale) {
@@ -643,7 +637,10 @@ void optimizer_update(Context &ctx, const OptimizerRule &rule, const Array &grad
   call.in(grad).out(param);
   if (state0) call.out(*state0);
   if (state1) call.out(*state1);
-  call.scalar(0, lr).scalar(1, static_cast<double>(step)).scalar(2, grad_scale).run(ctx);
+  call.scalar(NNRT_SCALAR_LEARNING_RATE, lr)
+      .scalar(NNRT_SCALAR_STEP, static_cast<double>(step))
+      .scalar(NNRT_SCALAR_GRAD_FACTOR, grad_scale)
+      .run(ctx);
 }
 
 // ---- host helpers ---------------------------------------------------------------------------
