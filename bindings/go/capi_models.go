@@ -17,6 +17,11 @@ package nnrt
 //                                              const char *options, nnrt_model **out, char **err) {
 //   NNRT_GO_CALL(nnrt_model_import_onnx(ctx, path, options, out));
 // }
+// static nnrt_status nnrt_go_model_import_onnx_memory(nnrt_context *ctx, const void *data,
+//                                                     size_t nbytes, const char *options,
+//                                                     nnrt_model **out, char **err) {
+//   NNRT_GO_CALL(nnrt_model_import_onnx_memory(ctx, data, nbytes, options, out));
+// }
 // static nnrt_status nnrt_go_model_export_onnx(const nnrt_model *m, const char *path, char **err) {
 //   NNRT_GO_CALL(nnrt_model_export_onnx(m, path));
 // }
@@ -134,6 +139,20 @@ func cModelImportONNX(ctx unsafe.Pointer, path string, options jsonText) (unsafe
 	var out *C.nnrt_model
 	var msg *C.char
 	if err := errorFrom(C.nnrt_go_model_import_onnx((*C.nnrt_context)(ctx), cpath, text, &out, &msg), msg); err != nil {
+		return nil, err
+	}
+	return unsafe.Pointer(out), nil
+}
+
+// cModelImportONNXMemory reads nbytes at data: Go memory that holds no Go pointers and that C uses
+// only during the call, as the cgo rules require.
+func cModelImportONNXMemory(ctx unsafe.Pointer, data unsafe.Pointer, nbytes int, options jsonText) (unsafe.Pointer, error) {
+	text := cJSONText(options)
+	defer freeCString(text)
+	var out *C.nnrt_model
+	var msg *C.char
+	st := C.nnrt_go_model_import_onnx_memory((*C.nnrt_context)(ctx), data, C.size_t(nbytes), text, &out, &msg)
+	if err := errorFrom(st, msg); err != nil {
 		return nil, err
 	}
 	return unsafe.Pointer(out), nil

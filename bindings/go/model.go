@@ -25,6 +25,20 @@ func (m *Model) handle() *cHandle {
 	return &m.h
 }
 
+// modelFrom makes a model with one C call (create, load or import) on the borrowed context.
+func (c *Context) modelFrom(create func(ctx unsafe.Pointer) (unsafe.Pointer, error)) (*Model, error) {
+	cp, err := c.borrow()
+	if err != nil {
+		return nil, err
+	}
+	defer c.h.giveBack()
+	p, err := create(cp)
+	if err != nil {
+		return nil, err
+	}
+	return wrapModel(p), nil
+}
+
 // NewModel builds a model from a config: JSON text, or a map or struct that marshals to it (see
 // nnrt_model_create in nnrt.h for layers, graphs, activations and initialisers).
 func (c *Context) NewModel(config any) (*Model, error) {
@@ -32,31 +46,13 @@ func (c *Context) NewModel(config any) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	cp, err := c.borrow()
-	if err != nil {
-		return nil, err
-	}
-	defer c.h.giveBack()
-	p, err := cModelCreate(cp, text)
-	if err != nil {
-		return nil, err
-	}
-	return wrapModel(p), nil
+	return c.modelFrom(func(cp unsafe.Pointer) (unsafe.Pointer, error) { return cModelCreate(cp, text) })
 }
 
 // LoadModel loads a model saved by Model.Save or Trainer.Save, checking the file before using it
 // (ErrCorrupt for a damaged file, ErrVersion for one from a newer nnrt).
 func (c *Context) LoadModel(path string) (*Model, error) {
-	cp, err := c.borrow()
-	if err != nil {
-		return nil, err
-	}
-	defer c.h.giveBack()
-	p, err := cModelLoad(cp, path)
-	if err != nil {
-		return nil, err
-	}
-	return wrapModel(p), nil
+	return c.modelFrom(func(cp unsafe.Pointer) (unsafe.Pointer, error) { return cModelLoad(cp, path) })
 }
 
 // ImportONNX imports an ONNX model (a .onnx file, opsets 7 to 17) as an nnrt graph model.
@@ -69,16 +65,19 @@ func (c *Context) ImportONNX(path string, options any) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	cp, err := c.borrow()
+	return c.modelFrom(func(cp unsafe.Pointer) (unsafe.Pointer, error) { return cModelImportONNX(cp, path, text) })
+}
+
+// ImportONNXBytes is ImportONNX from the contents of a .onnx file; nnrt keeps no reference to
+// data. Tensors with external data need the model's folder and are ErrUnsupported.
+func (c *Context) ImportONNXBytes(data []byte, options any) (*Model, error) {
+	text, err := toJSON(options)
 	if err != nil {
 		return nil, err
 	}
-	defer c.h.giveBack()
-	p, err := cModelImportONNX(cp, path, text)
-	if err != nil {
-		return nil, err
-	}
-	return wrapModel(p), nil
+	return c.modelFrom(func(cp unsafe.Pointer) (unsafe.Pointer, error) {
+		return cModelImportONNXMemory(cp, slicePtr(data), len(data), text)
+	})
 }
 
 // ExportONNX writes the model to path as ONNX (opset 17, parameters as initializers, a symbolic

@@ -195,29 +195,37 @@ func TestLoadDatasets(t *testing.T) {
 	expectError(t, err, nnrt.ErrCorrupt, "")
 }
 
-// An exported ONNX model imports back to the same predictions, and with a loss it trains.
+// An exported ONNX model imports back, from its file and from its bytes, to the same predictions,
+// and with a loss it trains.
 func TestExportAndImportONNX(t *testing.T) {
 	ctx := newContext(t)
 	model := must(ctx.NewModel(mlpConfig)).on(t)
 	defer model.Close()
 	path := filepath.Join(t.TempDir(), "mlp.onnx")
 	check(t, model.ExportONNX(path))
-	imported := must(ctx.ImportONNX(path, map[string]any{"loss": "nll"})).on(t)
-	defer imported.Close()
+	fromFile := must(ctx.ImportONNX(path, map[string]any{"loss": "nll"})).on(t)
+	defer fromFile.Close()
+	onnxBytes := must(os.ReadFile(path)).on(t)
+	fromBytes := must(ctx.ImportONNXBytes(onnxBytes, `{"loss": "nll"}`)).on(t)
+	defer fromBytes.Close()
 	x, _ := blobs(t, ctx, 16, 4)
 	want := values[float32](t, must(model.Predict(x)).on(t))
-	got := values[float32](t, must(imported.Predict(x)).on(t))
-	for i := range want {
-		if d := got[i] - want[i]; d > 1e-6 || d < -1e-6 {
-			t.Fatalf("prediction %d: imported %g, exported %g", i, got[i], want[i])
+	for name, imported := range map[string]*nnrt.Model{"file": fromFile, "bytes": fromBytes} {
+		got := values[float32](t, must(imported.Predict(x)).on(t))
+		for i := range want {
+			if d := got[i] - want[i]; d > 1e-6 || d < -1e-6 {
+				t.Fatalf("prediction %d: imported from %s %g, exported %g", i, name, got[i], want[i])
+			}
 		}
+		trainer := must(imported.NewTrainer(adamOptions)).on(t)
+		defer trainer.Close()
+		check(t, trainer.Fit(blobDataset(t, ctx, 64, 2), nil, 1))
 	}
-	trainer := must(imported.NewTrainer(adamOptions)).on(t)
-	defer trainer.Close()
-	check(t, trainer.Fit(blobDataset(t, ctx, 64, 2), nil, 1))
 
 	bad := filepath.Join(t.TempDir(), "bad.onnx")
 	check(t, os.WriteFile(bad, []byte("not a protobuf \xff\xff"), 0o644))
 	_, err := ctx.ImportONNX(bad, nil)
+	expectError(t, err, nnrt.ErrCorrupt, "")
+	_, err = ctx.ImportONNXBytes(onnxBytes[:len(onnxBytes)/2], nil)
 	expectError(t, err, nnrt.ErrCorrupt, "")
 }

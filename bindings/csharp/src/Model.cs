@@ -56,6 +56,20 @@ namespace Nnrt
             return new Model(context, handle);
         }
 
+        /// <summary>As <see cref="ImportOnnx(Context, string, string)"/>, from the contents of a .onnx file
+        /// (nnrt keeps no reference to them).</summary>
+        /// <exception cref="NnrtException">As ImportOnnx; Unsupported also for tensors with external data,
+        /// which need the model's folder.</exception>
+        public static Model ImportOnnxBytes(Context context, byte[] onnx, string optionsJson = null)
+        {
+            if (onnx == null) throw new ArgumentNullException("onnx");
+            ModelHandle handle;
+            Check.Ok(Native.nnrt_model_import_onnx_memory(context.Handle, onnx, (UIntPtr)onnx.Length,
+                                                          optionsJson == null ? null : Utf8.Encode(optionsJson),
+                                                          out handle));
+            return new Model(context, handle);
+        }
+
         /// <summary>Writes the model as ONNX (opset 17, parameters as initializers, a symbolic batch
         /// dim), atomically.</summary>
         /// <exception cref="NnrtException">Unsupported for a layer with no ONNX form here (lstm); Io.</exception>

@@ -84,6 +84,9 @@ namespace Nnrt
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern Status nnrt_model_import_onnx(ContextHandle ctx, byte[] path, byte[] options, out ModelHandle m);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern Status nnrt_model_import_onnx_memory(ContextHandle ctx, byte[] data, UIntPtr nbytes,
+                                                                    byte[] options, out ModelHandle m);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern Status nnrt_model_export_onnx(ModelHandle m, byte[] path);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern void nnrt_model_release(IntPtr m);

@@ -52,8 +52,8 @@ namespace Nnrt.Tests
             }
         }
 
-        /// <summary>An exported ONNX model imports back to the same predictions and, with a loss, trains;
-        /// a garbage file is Corrupt.</summary>
+        /// <summary>An exported ONNX model imports back, from its file and from its bytes, to the same
+        /// predictions and, with a loss, trains; a garbage file and half the bytes are Corrupt.</summary>
         [Test]
         public static void OnnxExportImportsBack()
         {
@@ -69,19 +69,30 @@ namespace Nnrt.Tests
                 using (var expected = model.Predict(input))
                 {
                     model.ExportOnnx(path);
-                    using (var imported = Model.ImportOnnx(Ctx, path, "{\"loss\": \"nll\"}"))
-                    using (var got = imported.Predict(input))
-                    using (var data = Fixtures.BlobDataset(Ctx, 100, 6))
-                    using (var trainer = new Trainer(imported, Fixtures.BlobTrainer))
+                    const string options = "{\"loss\": \"nll\"}";
+                    using (var fromFile = Model.ImportOnnx(Ctx, path, options))
+                    using (var fromBytes = Model.ImportOnnxBytes(Ctx, File.ReadAllBytes(path), options))
                     {
-                        float[] e = expected.ToFloatArray(), g = got.ToFloatArray();
-                        for (int i = 0; i < e.Length; ++i) Assert.True(Math.Abs(e[i] - g[i]) < 1e-6, "prediction " + i);
-                        trainer.Fit(data, 1);
+                        foreach (var imported in new[] { fromFile, fromBytes })
+                        {
+                            using (var got = imported.Predict(input))
+                            using (var data = Fixtures.BlobDataset(Ctx, 100, 6))
+                            using (var trainer = new Trainer(imported, Fixtures.BlobTrainer))
+                            {
+                                float[] e = expected.ToFloatArray(), g = got.ToFloatArray();
+                                for (int i = 0; i < e.Length; ++i)
+                                    Assert.True(Math.Abs(e[i] - g[i]) < 1e-6, "prediction " + i);
+                                trainer.Fit(data, 1);
+                            }
+                        }
                     }
                 }
                 string garbage = Path.Combine(dir, "garbage.onnx");
                 File.WriteAllBytes(garbage, new byte[] { 0xff, 0xff, 0xff });
                 Assert.Fails(Status.Corrupt, () => Model.ImportOnnx(Ctx, garbage), "garbage ONNX");
+                byte[] whole = File.ReadAllBytes(path), half = new byte[whole.Length / 2];
+                Array.Copy(whole, half, half.Length);
+                Assert.Fails(Status.Corrupt, () => Model.ImportOnnxBytes(Ctx, half), "half an ONNX file");
             }
             finally
             {
