@@ -456,8 +456,10 @@ NNRT_API nnrt_status nnrt_model_import_onnx(nnrt_context *ctx, const char *path,
 
 /* As nnrt_model_import_onnx, from `nbytes` bytes at `data` (the contents of a .onnx file; not kept
 ** after the call). Tensors with external data are refused (NNRT_ERR_UNSUPPORTED): they need the
-** model's folder. Returns the statuses of nnrt_model_import_onnx, NNRT_ERR_INVALID_ARGUMENT also for
-** data == NULL with nbytes > 0. */
+** model's folder. Returns NNRT_OK and the model in *out; NNRT_ERR_INVALID_ARGUMENT,
+** NNRT_ERR_CORRUPT, NNRT_ERR_UNSUPPORTED, NNRT_ERR_SHAPE and NNRT_ERR_OUT_OF_MEMORY as
+** nnrt_model_import_onnx does (it opens no file), NNRT_ERR_INVALID_ARGUMENT also for data == NULL
+** with nbytes > 0. */
 NNRT_API nnrt_status nnrt_model_import_onnx_memory(nnrt_context *ctx, const void *data, size_t nbytes,
                                                    const char *options_json, nnrt_model **out);
 

@@ -95,12 +95,13 @@ typedef struct nnrt_comm_v1 {
   **   may be 0.
   ** broadcast: buf (bytes) := rank root's buf.
   ** allgather: recv (size * bytes) := the concatenation of every rank's send (bytes), in rank order.
-  ** barrier: completes when every rank has started it.
   ** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a bad dtype, root or NULL buffer; NNRT_ERR_BACKEND
   ** when the engine fails. */
   nnrt_status (*allreduce_sum)(nnrt_comm *c, void *buf, size_t count, int32_t dtype, nnrt_comm_request **req);
   nnrt_status (*broadcast)(nnrt_comm *c, void *buf, size_t bytes, int32_t root, nnrt_comm_request **req);
   nnrt_status (*allgather)(nnrt_comm *c, const void *send, size_t bytes, void *recv, nnrt_comm_request **req);
+  /* A collective as above that completes when every rank has started it. Returns NNRT_OK;
+  ** NNRT_ERR_BACKEND when the engine fails. */
   nnrt_status (*barrier)(nnrt_comm *c, nnrt_comm_request **req);
 
   /* Waits at most timeout_s seconds for a request. NNRT_OK: it completed and is freed.

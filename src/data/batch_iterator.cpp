@@ -32,9 +32,11 @@ namespace nnrt::data {
 
 namespace {
 std::atomic<int64_t> batch_fault{-1};
-}
+std::atomic<int64_t> batches_made{0};
+}  // namespace
 
 void set_batch_fault_for_testing(int64_t index) { batch_fault.store(index, std::memory_order_relaxed); }
+int64_t batches_made_for_testing() { return batches_made.load(std::memory_order_relaxed); }
 
 // A batch as the producer leaves it: made (slot < 0), or uploaded into a staging slot, with what
 // the consumer needs to cut its arrays out of it.
@@ -77,6 +79,7 @@ struct BatchIterator::Impl {
 };
 
 Prepared BatchIterator::Impl::prepare(int64_t b) {
+  batches_made.fetch_add(1, std::memory_order_relaxed);
   if (b == batch_fault.load(std::memory_order_relaxed)) fail(NNRT_ERR_INTERNAL, "injected fault in batch ", b);
   const int64_t begin = b * batch_size;
   const int64_t n = std::min(batch_size, data->size() - begin);

@@ -116,5 +116,8 @@ class BatchIterator {
 // Tests only: making batch `index` of any BatchIterator throws NNRT_ERR_INTERNAL, so that the way
 // an error travels from the prefetch thread to next() can be checked. -1 (the default) disables it.
 void set_batch_fault_for_testing(int64_t index);
+// Tests only: how many batches every BatchIterator of the process has made so far (by the prefetch
+// thread or by next()), so that a test can tell how far a prefetch thread went.
+int64_t batches_made_for_testing();
 
 }  // namespace nnrt::data

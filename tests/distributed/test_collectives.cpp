@@ -1,9 +1,11 @@
 // The MPI communicator's collectives, run by tests/distributed/mpirun.sh under `mpirun -np 2`:
 // all-reduce sums of 0, 1, an odd count and 10^6 elements in f32, f16 and bf16 (in place, blocking
-// and in flight together), broadcast, all-gather, barrier. Every rank prints "rank R ok" when all
-// its checks pass.
+// and in flight together), broadcast, all-gather, barrier, and bad arguments refused with
+// NNRT_ERR_INVALID_ARGUMENT. Every rank prints "rank R ok" when all its checks pass.
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "backend/communicator.h"
@@ -25,6 +27,18 @@ void expect(bool ok, const std::string &what) {
 
 // Element i on rank r is small and exact in every dtype: (i % 13) + r; the sum over ranks is
 // size * (i % 13) + size * (size - 1) / 2.
+// The status a call on the communicator failed with (NNRT_OK if it did not fail), and its message.
+nnrt_status status_of(const std::function<void()> &call, std::string *message) {
+  message->clear();
+  try {
+    call();
+  } catch (const nnrt::Error &e) {
+    *message = e.what();
+    return e.status();
+  }
+  return NNRT_OK;
+}
+
 float value(size_t i, int rank) { return static_cast<float>(i % 13) + static_cast<float>(rank); }
 
 std::vector<uint16_t> to_half(const std::vector<float> &v, nnrt_dtype t) {
@@ -93,19 +107,17 @@ int main() {
     c->allgather(&mine, sizeof mine, all.data());
     for (int r = 0; r < c->size(); ++r) expect(all[static_cast<size_t>(r)] == r * 10, "all-gather slot " + std::to_string(r));
     c->barrier();
-    // Bad arguments are refused with a message, and the communicator stays usable.
-    try {
-      c->broadcast(b.data(), 4, c->size());
-      expect(false, "broadcast from a root outside the group was accepted");
-    } catch (const nnrt::Error &e) {
-      expect(std::string(e.what()).find("root must be in") != std::string::npos, std::string("message: ") + e.what());
-    }
-    try {
-      c->allreduce_sum(b.data(), 4, NNRT_DTYPE_I32);
-      expect(false, "an i32 all-reduce was accepted");
-    } catch (const nnrt::Error &e) {
-      expect(std::string(e.what()).find("f32, f16 or bf16") != std::string::npos, std::string("message: ") + e.what());
-    }
+    // Bad arguments are refused with their status and a message, and the communicator stays usable.
+    std::string message;
+    expect(status_of([&] { c->broadcast(b.data(), 4, c->size()); }, &message) == NNRT_ERR_INVALID_ARGUMENT,
+           "broadcast from a root outside the group: " + message);
+    expect(message.find("root must be in") != std::string::npos, "message: " + message);
+    expect(status_of([&] { c->allreduce_sum(b.data(), 4, NNRT_DTYPE_I32); }, &message) == NNRT_ERR_INVALID_ARGUMENT,
+           "an i32 all-reduce: " + message);
+    expect(message.find("f32, f16 or bf16") != std::string::npos, "message: " + message);
+    expect(status_of([&] { c->allgather(nullptr, sizeof mine, all.data()); }, &message) == NNRT_ERR_INVALID_ARGUMENT,
+           "an all-gather from NULL: " + message);
+    expect(message.find("NULL buffer") != std::string::npos, "message: " + message);
     c->barrier();
     if (failures == 0) std::printf("rank %d ok\n", c->rank());
     return failures ? 1 : 0;

@@ -1,9 +1,10 @@
 // Fault sweeps over the public API, in the manner of sqlite's test_malloc and curl's "runtests -t":
 // each call below runs again and again with its k-th allocation (or backend operation) failing, for
 // k = 1, 2, ... until a run in which the fault never fires. Every run must return the status the
-// fault calls for (or succeed, where nnrt recovered), leave its out-parameter untouched on failure,
-// crash nowhere and leak nothing (LeakSanitizer, in the sanitizer build), and the objects involved
-// must work afterwards: the same call without a fault succeeds.
+// fault calls for (or succeed, where nnrt recovered), leave its out-parameters untouched on failure
+// (they hold a sentinel pattern before each run and must still hold it), crash nowhere and leak
+// nothing (LeakSanitizer, in the sanitizer build), and the objects involved must work afterwards:
+// the same call without a fault succeeds.
 //
 //   fault_sweep oom [context options]       the k-th allocation of array memory fails (the memory
 //                                           caches, host and device). Needs a build with
@@ -21,7 +22,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -45,14 +48,45 @@ struct Injector {
   const char *message;  // the expected message contains it
 };
 
+// An out-parameter of the call under test: where it is and how large. Before each faulty run it is
+// filled with a sentinel pattern, which a failing call must leave as it was.
+struct OutParam {
+  void *at;
+  size_t size;
+};
+const unsigned char kSentinel = 0xa5;
+
 // One call under test: `setup` makes what it needs (not under faults), `call` is the call (under
-// the fault), `teardown` releases what both made.
+// the fault), `teardown` releases what both made (out-parameters left NULL are skipped).
 struct Case {
   const char *name;
   std::function<void()> setup;
   std::function<nnrt_status()> call;
   std::function<void()> teardown;
+  std::vector<OutParam> outs;
 };
+
+template <class T>
+OutParam out_param(T *p) {
+  return {p, sizeof *p};
+}
+
+void fill_sentinel(const std::vector<OutParam> &outs) {
+  for (const OutParam &o : outs) std::memset(o.at, kSentinel, o.size);
+}
+
+// Whether every byte of every out-parameter still holds the sentinel.
+bool sentinels_intact(const std::vector<OutParam> &outs) {
+  for (const OutParam &o : outs)
+    for (size_t i = 0; i < o.size; ++i)
+      if (static_cast<const unsigned char *>(o.at)[i] != kSentinel) return false;
+  return true;
+}
+
+// Back to zero (NULL pointers), so that teardown releases only what a call made.
+void clear_out_params(const std::vector<OutParam> &outs) {
+  for (const OutParam &o : outs) std::memset(o.at, 0, o.size);
+}
 
 struct Fixture {
   std::string options, dir;
@@ -114,83 +148,111 @@ std::vector<Case> cases(Fixture &f) {
   };
   std::string saved = f.dir + "/saved.safetensors", csv = f.dir + "/data.csv";
   std::string onnx = f.dir + "/model.onnx", exported = f.dir + "/exported.onnx";
-  static nnrt_array *out = nullptr;
+  // What the calls make (their out-parameters); released by drop_made.
+  static nnrt_array *out = nullptr, *labels = nullptr;
   static nnrt_model *made = nullptr;
+  static nnrt_trainer *made_trainer = nullptr;
   static nnrt_evaluation *eval = nullptr;
   static nnrt_context *made_ctx = nullptr;
   static nnrt_dataset *made_data = nullptr;
+  static double loss = 0;
+  static float host_copy[16 * 4];
+  static std::string onnx_bytes;
   auto drop_made = [release] {
     nnrt_array_release(out);
+    nnrt_array_release(labels);
     nnrt_model_release(made);
+    nnrt_trainer_release(made_trainer);
     nnrt_evaluation_release(eval);
     nnrt_context_release(made_ctx);
     nnrt_dataset_release(made_data);
-    out = nullptr;
+    out = labels = nullptr;
     made = nullptr;
+    made_trainer = nullptr;
     eval = nullptr;
     made_ctx = nullptr;
     made_data = nullptr;
     release();
   };
+  auto with_onnx_bytes = [onnx] {
+    std::ifstream file(onnx, std::ios::binary);
+    onnx_bytes.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+    if (onnx_bytes.empty()) {
+      std::fprintf(stderr, "setup failed: cannot read %s\n", onnx.c_str());
+      std::exit(1);
+    }
+  };
   auto nothing = [] {};
   return {
       {"nnrt_context_create", nothing,
-       [&f] { return nnrt_context_create(f.options.empty() ? nullptr : f.options.c_str(), &made_ctx); }, drop_made},
+       [&f] { return nnrt_context_create(f.options.empty() ? nullptr : f.options.c_str(), &made_ctx); }, drop_made,
+       {out_param(&made_ctx)}},
       {"nnrt_array_from_host", nothing,
        [&f] {
          int64_t s[2] = {16, 4};
          return nnrt_array_from_host(f.ctx, NNRT_DTYPE_F32, 2, s, xv, sizeof xv, &out);
        },
-       drop_made},
+       drop_made, {out_param(&out)}},
+      // The out-parameter is the host buffer: a failed copy may have written part of it, which the
+      // header allows (it promises the elements only on success), so it is not checked.
+      {"nnrt_array_to_host", with_data, [&f] { return nnrt_array_to_host(f.x, host_copy, sizeof host_copy); },
+       drop_made, {}},
       {"nnrt_op matmul", with_data,
        [&f] {
          const nnrt_array *in[2] = {f.x, f.x};
          return nnrt_op(f.ctx, "matmul", in, 2, "{\"transpose_b\": true}", &out, 1);
        },
-       drop_made},
+       drop_made, {out_param(&out)}},
       {"nnrt_op add", with_data,
        [&f] {
          const nnrt_array *in[2] = {f.x, f.x};
          return nnrt_op(f.ctx, "add", in, 2, nullptr, &out, 1);
        },
-       drop_made},
+       drop_made, {out_param(&out)}},
       {"nnrt_op mean", with_data,
        [&f] {
          const nnrt_array *in[1] = {f.y};
          return nnrt_op(f.ctx, "mean", in, 1, "{\"axes\": [0]}", &out, 1);
        },
-       drop_made},
-      {"nnrt_model_create", nothing, [&f] { return nnrt_model_create(f.ctx, kConv, &made); }, drop_made},
-      {"nnrt_model_predict", with_model, [&f] { return nnrt_model_predict(f.model, f.x, &out); }, drop_made},
+       drop_made, {out_param(&out)}},
+      {"nnrt_model_create", nothing, [&f] { return nnrt_model_create(f.ctx, kConv, &made); }, drop_made,
+       {out_param(&made)}},
+      {"nnrt_model_predict", with_model, [&f] { return nnrt_model_predict(f.model, f.x, &out); }, drop_made,
+       {out_param(&out)}},
       {"nnrt_trainer_create", with_model,
-       [&f] {
-         nnrt_trainer *t = nullptr;
-         nnrt_status s = nnrt_trainer_create(f.model, "{\"optimizer\": {\"type\": \"adam\"}}", &t);
-         nnrt_trainer_release(t);
-         return s;
-       },
-       drop_made},
-      {"nnrt_trainer_step", with_trainer, [&f] { return nnrt_trainer_step(f.trainer, f.x, f.y, nullptr); }, drop_made},
-      {"nnrt_trainer_fit", with_trainer, [&f] { return nnrt_trainer_fit(f.trainer, f.data, f.data, 1); }, drop_made},
-      {"nnrt_model_evaluate", with_trainer, [&f] { return nnrt_model_evaluate(f.model, f.data, &eval); }, drop_made},
+       [&f] { return nnrt_trainer_create(f.model, "{\"optimizer\": {\"type\": \"adam\"}}", &made_trainer); },
+       drop_made, {out_param(&made_trainer)}},
+      {"nnrt_trainer_step", with_trainer, [&f] { return nnrt_trainer_step(f.trainer, f.x, f.y, &loss); }, drop_made,
+       {out_param(&loss)}},
+      {"nnrt_trainer_fit", with_trainer, [&f] { return nnrt_trainer_fit(f.trainer, f.data, f.data, 1); }, drop_made, {}},
+      {"nnrt_model_evaluate", with_trainer, [&f] { return nnrt_model_evaluate(f.model, f.data, &eval); }, drop_made,
+       {out_param(&eval)}},
       {"nnrt_dataset_from_arrays", with_data, [&f] { return nnrt_dataset_from_arrays(f.ctx, f.x, f.y, &made_data); },
-       drop_made},
+       drop_made, {out_param(&made_data)}},
       {"nnrt_dataset_load", nothing,
        [&f, csv] {
          std::string spec = "{\"format\": \"csv\", \"path\": \"" + csv + "\"}";
          return nnrt_dataset_load(f.ctx, spec.c_str(), &made_data);
        },
-       drop_made},
-      {"nnrt_model_save", with_model, [&f, saved] { return nnrt_model_save(f.model, saved.c_str()); }, drop_made},
+       drop_made, {out_param(&made_data)}},
+      {"nnrt_dataset_examples", with_trainer,
+       [&f] { return nnrt_dataset_examples(f.ctx, f.data, 3, 9, &out, &labels); }, drop_made,
+       {out_param(&out), out_param(&labels)}},
+      {"nnrt_model_save", with_model, [&f, saved] { return nnrt_model_save(f.model, saved.c_str()); }, drop_made, {}},
       {"nnrt_trainer_save", with_trainer, [&f, saved] { return nnrt_trainer_save(f.trainer, saved.c_str()); },
-       drop_made},
-      {"nnrt_model_load", nothing, [&f, saved] { return nnrt_model_load(f.ctx, saved.c_str(), &made); }, drop_made},
+       drop_made, {}},
+      {"nnrt_model_load", nothing, [&f, saved] { return nnrt_model_load(f.ctx, saved.c_str(), &made); }, drop_made,
+       {out_param(&made)}},
       {"nnrt_trainer_restore", with_trainer,
-       [&f, saved] { return nnrt_trainer_restore(f.trainer, saved.c_str()); }, drop_made},
+       [&f, saved] { return nnrt_trainer_restore(f.trainer, saved.c_str()); }, drop_made, {}},
       {"nnrt_model_export_onnx", with_model, [&f, exported] { return nnrt_model_export_onnx(f.model, exported.c_str()); },
-       drop_made},
+       drop_made, {}},
       {"nnrt_model_import_onnx", nothing,
-       [&f, onnx] { return nnrt_model_import_onnx(f.ctx, onnx.c_str(), nullptr, &made); }, drop_made},
+       [&f, onnx] { return nnrt_model_import_onnx(f.ctx, onnx.c_str(), nullptr, &made); }, drop_made,
+       {out_param(&made)}},
+      {"nnrt_model_import_onnx_memory", with_onnx_bytes,
+       [&f] { return nnrt_model_import_onnx_memory(f.ctx, onnx_bytes.data(), onnx_bytes.size(), nullptr, &made); },
+       drop_made, {out_param(&made)}},
   };
 }
 
@@ -199,26 +261,36 @@ std::vector<Case> cases(Fixture &f) {
 long sweep(Fixture &f, const Injector &inj, long max_k) {
   long injected = 0;
   for (Case &c : cases(f)) {
-    long k = 1;
+    long k = 1, failed = 0;
     for (;; ++k) {
       c.setup();
+      fill_sentinel(c.outs);
       inj.arm(k);
       nnrt_status s = c.call();
       bool fired = inj.fired();
       inj.arm(0);
       std::string where = std::string(c.name) + " with fault " + std::to_string(k);
       if (!fired) {
-        if (s != NNRT_OK) complain(where + " (never fired): " + nnrt_status_name(s) + ": " + nnrt_last_error());
+        if (s != NNRT_OK) {
+          complain(where + " (never fired): " + nnrt_status_name(s) + ": " + nnrt_last_error());
+          clear_out_params(c.outs);
+        }
         c.teardown();
         break;
       }
       ++injected;
+      if (s == inj.expected) ++failed;
       if (s != NNRT_OK && s != inj.expected) {
         complain(where + ": " + nnrt_status_name(s) + " (expected " + nnrt_status_name(inj.expected) + "): " +
                  nnrt_last_error());
       } else if (s != NNRT_OK && !std::strstr(nnrt_last_error(), inj.message)) {
         complain(where + ": the message \"" + nnrt_last_error() + "\" lacks \"" + inj.message + "\"");
       }
+      if (s != NNRT_OK && !sentinels_intact(c.outs)) {
+        complain(where + ": " + nnrt_status_name(s) + ", but an out-parameter was written (nnrt.h: left untouched on "
+                 "failure)");
+      }
+      if (s != NNRT_OK) clear_out_params(c.outs);  // the sentinel is no object to release
       // Usable afterwards: the same call on the same objects, without a fault.
       if (s != NNRT_OK) {
         nnrt_status again = c.call();
@@ -230,7 +302,8 @@ long sweep(Fixture &f, const Injector &inj, long max_k) {
         break;
       }
     }
-    std::printf("%-26s %5ld runs, %5ld faults injected\n", c.name, k, k - 1);
+    std::printf("%-29s %5ld runs, %5ld faults injected, %5ld failed with %s\n", c.name, k, k - 1, failed,
+                nnrt_status_name(inj.expected));
   }
   return injected;
 }

@@ -6,6 +6,7 @@
 // functions), where the iterator must take the synchronous path and give the same batches.
 #include <dlfcn.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
@@ -173,6 +174,17 @@ TEST_F(StagedBatches, TheFakeGpuSeesAReadBeforeTheWait) {
   EXPECT_EQ(fake_.violations(), 2);
   t.stream_destroy(d.instance(), copy);
   t.host_free(d.instance(), pinned);
+}
+
+// The plugin ABI's promise for device memory (nnrt_backend.h, mem_alloc): memory that cannot be had
+// is NNRT_ERR_OUT_OF_MEMORY, which the host passes on with that status.
+TEST_F(StagedBatches, DeviceMemoryThatCannotBeHadIsOutOfMemory) {
+  backend::Device &d = *gpu_->device();
+  void *p = nullptr;
+  EXPECT_EQ(d.table().mem_alloc(d.instance(), SIZE_MAX - 4096, &p), NNRT_ERR_OUT_OF_MEMORY);
+  EXPECT_EQ(p, nullptr);
+  auto f = failure_of([&] { Array::allocate(gpu_->device(), NNRT_DTYPE_U8, Shape{int64_t{1} << 60}); });
+  EXPECT_EQ(f.status, NNRT_ERR_OUT_OF_MEMORY) << f.message;
 }
 
 TEST_F(StagedBatches, ACopyFailureReachesNextAndLeavesNothingBehind) {
