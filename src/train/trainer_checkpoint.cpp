@@ -203,18 +203,18 @@ void Trainer::save(const std::string &path) const {
   s.examples_seen = examples_seen_;
   s.epochs_done = epochs_done_;
   s.seed = options_.seed;
-  s.learning_rate = options_.has_schedule ? options_.schedule.rate(options_.optimizer.learning_rate, epochs_done_)
-                                          : options_.optimizer.learning_rate;
+  s.learning_rate = options_.lr_for_epoch(epochs_done_);
   s.stop_reason = stop_reason_;
   s.last_loss = last_loss_;
   s.examples_per_second = last_examples_per_second_;
   s.history = history_;
-  s.loss_scale = loss_scale_;
-  s.good_steps = good_steps_;
-  s.skipped_steps = skipped_steps_;
-  s.best_epoch = best_params_.empty() ? -1 : best_epoch_;
-  s.best_score = best_score_;
-  s.epochs_since_best = epochs_since_best_;
+  s.loss_scale = scaler_.state().scale;
+  s.good_steps = scaler_.state().good_steps;
+  s.skipped_steps = scaler_.state().skipped_steps;
+  const EarlyStopper::State &best = early_stopper_.state();
+  s.best_epoch = best.best_params.empty() ? -1 : best.best_epoch;
+  s.best_score = best.best_score;
+  s.epochs_since_best = best.epochs_since_best;
 
   io::Checkpoint checkpoint;
   checkpoint.metadata[io::kConfigKey] = m.config().dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -230,7 +230,7 @@ void Trainer::save(const std::string &path) const {
     for (size_t i = 0; i < ps.size(); ++i) {
       if (state0_[i].defined()) add(state_name(ps[i].name, 0), state0_[i]);
       if (state1_[i].defined()) add(state_name(ps[i].name, 1), state1_[i]);
-      if (!best_params_.empty()) add(best_name(ps[i].name), best_params_[i]);
+      if (!best.best_params.empty()) add(best_name(ps[i].name), best.best_params[i]);
     }
   }
   io::write_checkpoint(path, checkpoint);
@@ -272,7 +272,7 @@ void Trainer::restore(const std::string &path) {
     for (size_t i = 0; i < params.size(); ++i) params[i].value = std::move(arrays.params[i]);
     state0_.swap(arrays.state0);
     state1_.swap(arrays.state1);
-    sync_replicas();  // every data-parallel worker continues from the restored state
+    replicas_.sync();  // every data-parallel worker continues from the restored state
   }
   iteration_ = s.iteration;
   examples_seen_ = s.examples_seen;
@@ -282,13 +282,8 @@ void Trainer::restore(const std::string &path) {
   last_loss_ = s.last_loss;
   last_examples_per_second_ = s.examples_per_second;
   history_.swap(s.history);
-  loss_scale_ = s.loss_scale;
-  good_steps_ = s.good_steps;
-  skipped_steps_ = s.skipped_steps;
-  best_params_.swap(arrays.best);
-  best_epoch_ = s.best_epoch;
-  best_score_ = s.best_score;
-  epochs_since_best_ = s.epochs_since_best;
+  scaler_.set_state({s.loss_scale, s.good_steps, s.skipped_steps});
+  early_stopper_.set_state({std::move(arrays.best), s.best_epoch, s.best_score, s.epochs_since_best});
 }
 
 }  // namespace nnrt::train
