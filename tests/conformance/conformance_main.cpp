@@ -247,8 +247,12 @@ bool test_backend(const BackendSource &b, const Device &reference, const std::ve
   for (const auto &reason : t.unsupported_reasons) {
     int n = 0;
     for (const auto &k : reason.second) n += k.second;
+    // "onednn: op_create: this op ..." -> "not supported by onednn: this op ..."
+    std::string why = reason.first;
+    for (const std::string &prefix : {std::string(b.table->name) + ": ", std::string("op_create: ")})
+      if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
     std::printf("%s: passed=0 failed=0 skipped=%d reason=not supported by %s: %s\n", counts, n, b.table->name,
-                reason.first.c_str());
+                why.c_str());
   }
   return ok && kept && t.failed == 0;
 }
