@@ -85,7 +85,8 @@ void print_distributed(const TrainFlags &f, const Session &s) {
     comm = options["distributed"]["comm"].get<std::string>();
   }
   std::string version;
-  for (const auto &c : nlohmann::json::parse(s.ctx.describe())["comms"]) {
+  const nlohmann::json describe = nlohmann::json::parse(s.ctx.describe());  // comms loaded by now
+  for (const auto &c : describe["comms"]) {
     if (c["name"] == comm && c["loaded"] == true) version = c["version"].get<std::string>();
   }
   std::printf("distributed: %d ranks%s%s\n", s.rank.second, comm.empty() ? "" : (" over " + comm).c_str(),
