@@ -329,8 +329,9 @@ def main(argv):
           f"allowed untested, {len(untested)} untested, {len(stale)} stale allow-list entries, "
           f"{len(unswept)} claiming a fault sweep that does not run")
     failed = len(untested) + len(stale) + len(unswept)
-    print(f"nnrt-test-counts: passed={len(pairs) - len(untested) - len(allowed)} failed={failed} "
-          f"skipped={len(allowed)}")
+    print(f"nnrt-test-counts: passed={len(pairs) - len(untested) - len(allowed)} failed={failed} skipped=0")
+    print(f"nnrt-test-counts: passed=0 failed=0 skipped={len(allowed)} reason=a documented status on the "
+          f"allow-list (asserted nowhere else; its reason is in the list)")
     return 1 if failed else 0
 
 

@@ -60,6 +60,15 @@ ProgressView::ProgressView(int32_t epochs, bool quiet)
   live_ = !quiet && isatty(STDOUT_FILENO) && !(term && std::strcmp(term, "dumb") == 0);
 }
 
+ProgressView::~ProgressView() { end_line(); }
+
+void ProgressView::end_line() {
+  if (!bar_open_) return;
+  std::printf("\n");
+  std::fflush(stdout);
+  bar_open_ = false;
+}
+
 void ProgressView::catch_interrupt() { std::signal(SIGINT, on_sigint); }
 
 bool ProgressView::interrupted() { return sigint_seen != 0; }
@@ -92,6 +101,7 @@ void ProgressView::draw_bar(const nnrt_progress &p) {
     if (!std::isnan(p.validation_score)) std::printf("  validation %.4f", p.validation_score);
     std::printf("%s\n", device_load_text(p).c_str());
     std::fflush(stdout);
+    bar_open_ = false;
     return;
   }
   // Redraw at most 20 times a second: the terminal is slower than a minibatch.
@@ -110,6 +120,7 @@ void ProgressView::draw_bar(const nnrt_progress &p) {
               static_cast<long long>(p.batch + 1), static_cast<long long>(p.batches_per_epoch), p.loss,
               p.examples_per_second, clock_text(eta).c_str(), device_load_text(p).c_str());
   std::fflush(stdout);
+  bar_open_ = true;
 }
 
 void ProgressView::print_line(const nnrt_progress &p) {

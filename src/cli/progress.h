@@ -18,9 +18,18 @@ std::string device_load_text(const nnrt_progress &p);
 class ProgressView {
  public:
   ProgressView(int32_t epochs, bool quiet);
+  // Ends the bar's line (see end_line), so that what is printed after it, an error included, starts
+  // on a line of its own.
+  ~ProgressView();
+  ProgressView(const ProgressView &) = delete;
+  ProgressView &operator=(const ProgressView &) = delete;
 
   // The nnrt_progress_fn body; returns nonzero when Ctrl-C asked to stop.
   int update(const nnrt_progress &p);
+
+  // Ends the live bar's line when a bar is drawn on it (training stopped or failed mid-epoch); does
+  // nothing otherwise.
+  void end_line();
 
   // Losses seen, thinned to at most a few hundred points, for the report's curve.
   const std::vector<std::pair<double, double>> &loss_curve() const { return curve_; }
@@ -38,6 +47,7 @@ class ProgressView {
 
   int32_t epochs_;
   bool quiet_, live_;
+  bool bar_open_ = false;  // a live bar is drawn and its line not ended
   std::chrono::steady_clock::time_point start_, last_draw_;
   std::vector<std::pair<double, double>> curve_;  // (epoch + fraction, loss)
   int64_t stride_ = 1, seen_ = 0;

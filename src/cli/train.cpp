@@ -75,6 +75,24 @@ struct Session {
   std::pair<int32_t, int32_t> rank;  // this process's rank and the world size (distributed training)
 };
 
+// "distributed: 2 ranks over mpi (Open MPI v4.1.4)": the world size, and the communicator the trainer
+// options name with the version its plugin reports.
+void print_distributed(const TrainFlags &f, const Session &s) {
+  nlohmann::json options = nlohmann::json::parse(trainer_options(f), nullptr, false);
+  std::string comm;
+  if (options.is_object() && options.contains("distributed") && options["distributed"].is_object() &&
+      options["distributed"].contains("comm") && options["distributed"]["comm"].is_string()) {
+    comm = options["distributed"]["comm"].get<std::string>();
+  }
+  std::string version;
+  const nlohmann::json describe = nlohmann::json::parse(s.ctx.describe());  // comms loaded by now
+  for (const auto &c : describe["comms"]) {
+    if (c["name"] == comm && c["loaded"] == true) version = c["version"].get<std::string>();
+  }
+  std::printf("distributed: %d ranks%s%s\n", s.rank.second, comm.empty() ? "" : (" over " + comm).c_str(),
+              version.empty() ? "" : (" (" + version + ")").c_str());
+}
+
 void print_header(const TrainFlags &f, const Session &s) {
   std::printf("nnrt %s on %s (%d threads): %s, %lld parameters\n", nnrt::version_string(),
               s.describe["backend"].get<std::string>().c_str(), s.describe["threads"].get<int>(), f.model.c_str(),
@@ -88,6 +106,7 @@ nlohmann::json fit(const TrainFlags &f, Session &s, ProgressView &view) {
   ProgressView::catch_interrupt();
   s.trainer.set_progress([&view](const nnrt_progress &p) { return view.update(p) != 0; });
   s.trainer.fit(s.train, s.test ? &s.test : nullptr, f.epochs);
+  view.end_line();  // stopped mid-epoch: what follows starts on a line of its own (a failure: ~ProgressView)
   nlohmann::json result = nlohmann::json::parse(s.trainer.result());
   if (!f.quiet && result["stop_reason"] != "completed") {
     std::printf("training stopped early: %s\n", result["stop_reason"].get<std::string>().c_str());
@@ -149,7 +168,7 @@ void run_train(const TrainFlags &f) {
       return;
     }
     if (!f.quiet) {
-      if (s.rank.second > 1) std::printf("distributed: %d ranks (%s)\n", s.rank.second, f.distributed.c_str());
+      if (s.rank.second > 1) print_distributed(f, s);
       print_header(f, s);
     }
     ProgressView view(f.epochs, f.quiet);

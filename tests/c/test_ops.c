@@ -36,49 +36,51 @@ static nnrt_array *run1(const char *name, nnrt_array *x, nnrt_array *y, const ch
   if (x) in[n++] = x;
   if (y) in[n++] = y;
   s = nnrt_op(ctx, name, in, n, attrs, &out, 1);
-  if (s != NNRT_OK) {
+  if (!C_TEST_RECORD(s == NNRT_OK)) {
     fprintf(stderr, "op %s failed: %s: %s\n", name, nnrt_status_name(s), nnrt_last_error());
-    ++c_test_failures;
     return NULL;
   }
   return out;
 }
 
-/* Checks an f32 result's shape and values exactly, then releases it. */
-static void expect_f32(nnrt_array *a, int32_t ndim, const int64_t *shape, const float *want, double tol, int line) {
+/* Checks an f32 result's shape and values exactly, then releases it; the checks count toward the
+** caller's test case. */
+static void expect_f32(nnrt_array *a, int32_t ndim, const int64_t *shape, const float *want, double tol, int line,
+                       const char *caller) {
   float got[64];
   int64_t dims[NNRT_MAX_DIMS];
   int32_t nd, i;
   nnrt_dtype dt;
   size_t n = 1, nb;
+  int same_shape = 1;
   if (!a) return;
   nnrt_array_info(a, &dt, &nd, dims);
-  ++c_test_checks;
-  if (dt != NNRT_DTYPE_F32 || nd != ndim) {
-    ++c_test_failures;
+  if (!c_test_record(caller, dt == NNRT_DTYPE_F32 && nd == ndim)) {
     fprintf(stderr, "line %d: dtype %d rank %d, expected f32 rank %d\n", line, (int)dt, nd, ndim);
     nnrt_array_release(a);
     return;
   }
   for (i = 0; i < ndim; ++i) {
-    CHECK(dims[i] == shape[i]);
+    same_shape = c_test_record(caller, dims[i] == shape[i]) && same_shape;
     n *= (size_t)shape[i];
   }
   nnrt_array_nbytes(a, &nb);
-  CHECK(nb == n * sizeof(float));
+  if (!c_test_record(caller, nb == n * sizeof(float)) || !same_shape) {
+    fprintf(stderr, "line %d: the shape differs (%zu bytes)\n", line, nb);
+    nnrt_array_release(a);
+    return;
+  }
   nnrt_array_to_host(a, got, nb);
   for (i = 0; i < (int32_t)n; ++i) {
-    ++c_test_checks;
-    if (!(fabs(got[i] - want[i]) <= tol * fabs(want[i]) || (want[i] != want[i] && got[i] != got[i]))) {
-      ++c_test_failures;
+    if (!c_test_record(caller, fabs(got[i] - want[i]) <= tol * fabs(want[i]) || (want[i] != want[i] && got[i] != got[i]))) {
       fprintf(stderr, "line %d: element %d is %.9g, expected %.9g\n", line, i, got[i], want[i]);
     }
   }
   nnrt_array_release(a);
 }
 /* Exact, or to a relative tolerance. */
-#define EXPECT_F32(a, nd, shape, want) expect_f32((a), (nd), (shape), (want), 0, __LINE__)
-#define EXPECT_F32_NEAR(a, nd, shape, want) expect_f32((a), (nd), (shape), (want), 1e-6, __LINE__)
+#define EXPECT_F32(a, nd, shape, want) expect_f32((a), (nd), (shape), (want), 0, __LINE__, __func__)
+#define EXPECT_F32_NEAR(a, nd, shape, want) expect_f32((a), (nd), (shape), (want), 1e-6, __LINE__, __func__)
 
 static void test_binary(void) {
   int64_t s23[2] = {2, 3}, s3[1] = {3}, s21[2] = {2, 1};

@@ -1,7 +1,7 @@
 // nnrt-conformance: every op of the op set, on every backend under test, against the reference.
 //
 //   nnrt-conformance [--seed N | --seeds N] [--filter TEXT] [--threads N] [--deterministic] [--verbose]
-//                    [--list] [--baseline DIR | --write-baseline DIR] PLUGIN.so...
+//                    [--list] [--baseline DIR | --write-baseline DIR] [--repeat] PLUGIN.so...
 //
 // The seed picks the random shapes, layouts and values of the random cases (and every case's data);
 // --seeds N runs the suite once for each of the seeds 1..N (not with a baseline, which lists the
@@ -21,7 +21,10 @@
 // kernels by timing them (the oneDNN backend's convolution layouts and matmul operands) takes a
 // fixed choice there instead, often another one than the timing picks: this run checks it.
 //
-// Prints "nnrt-test-counts: passed=N failed=N skipped=N" per backend (skipped: not supported).
+// Prints "nnrt-test-counts: passed=N failed=N skipped=0" per backend, then one line
+// "nnrt-test-counts: passed=0 failed=0 skipped=N reason=TEXT" per reason a case was not supported
+// (see scripts/test_summary.py). --repeat prints "nnrt-test-repeats:" instead: the run repeats cases
+// that another run counts (other seeds, deterministic mode), so the closing count leaves it out.
 // Exit status: 0 all supported cases passed (and none left the baseline); 1 a failure; 77 (skip)
 // when no backend under test can run here (probe score 0, e.g. a GPU backend without a GPU) or
 // none was given; 2 bad usage.
@@ -51,6 +54,7 @@ struct Options {
   bool deterministic = false;
   bool verbose = false;
   bool list = false;
+  bool repeat = false;  // report the cases as repeats of another run's
   std::string baseline, write_baseline;  // folders
   std::vector<std::string> plugins;
 };
@@ -92,6 +96,8 @@ bool parse(int argc, char **argv, Options *o) {
       o->verbose = true;
     } else if (a == "--list") {
       o->list = true;
+    } else if (a == "--repeat") {
+      o->repeat = true;
     } else if (a.rfind("--", 0) == 0) {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return false;
@@ -236,8 +242,18 @@ bool test_backend(const BackendSource &b, const Device &reference, const std::ve
   bool kept = true;
   if (!o.baseline.empty()) kept = check_baseline(o, b.table->name, cases, t);
   if (!o.write_baseline.empty()) kept = write_baseline(o, b.table->name, t);
-  std::printf("nnrt-test-counts: passed=%d failed=%d skipped=%d\n", t.passed, t.failed + (kept ? 0 : 1),
-              t.unsupported);
+  const char *counts = o.repeat ? "nnrt-test-repeats" : "nnrt-test-counts";
+  std::printf("%s: passed=%d failed=%d skipped=0\n", counts, t.passed, t.failed + (kept ? 0 : 1));
+  for (const auto &reason : t.unsupported_reasons) {
+    int n = 0;
+    for (const auto &k : reason.second) n += k.second;
+    // "onednn: op_create: this op ..." -> "not supported by onednn: this op ..."
+    std::string why = reason.first;
+    for (const std::string &prefix : {std::string(b.table->name) + ": ", std::string("op_create: ")})
+      if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
+    std::printf("%s: passed=0 failed=0 skipped=%d reason=not supported by %s: %s\n", counts, n, b.table->name,
+                why.c_str());
+  }
   return ok && kept && t.failed == 0;
 }
 
@@ -248,7 +264,7 @@ int main(int argc, char **argv) {
   if (!parse(argc, argv, &o)) {
     std::fprintf(stderr,
                  "usage: %s [--seed N | --seeds N] [--filter TEXT] [--threads N] [--deterministic] [--verbose]\n"
-                 "          [--list] [--baseline DIR | --write-baseline DIR] PLUGIN.so...\n",
+                 "          [--list] [--baseline DIR | --write-baseline DIR] [--repeat] PLUGIN.so...\n",
                  argv[0]);
     return 2;
   }

@@ -11,6 +11,10 @@
 // Each model is imported with the batch in dim 0 first, then, if that is refused, as one example
 // ({"batch": false}; nnrt adds the batch dim), which lets ops over ONNX's dim 0 run.
 //
+// Each node test is one case of the count lines scripts/test_summary.py reads: "nnrt-test-counts:
+// passed=N failed=N skipped=0", then one line per kind of skip with its reason (the op types
+// the importer refuses are listed in the output above them).
+//
 // Usage: onnx_node_tests [data/node folder] [name filter]
 #include <dirent.h>
 
@@ -198,6 +202,16 @@ Outcome run_output(nnrt_context *ctx, onnx::ModelProto model, const std::vector<
   return result;
 }
 
+// The kind of reason a test was skipped for, as reported with the counts.
+std::string skip_kind(const std::string &detail) {
+  if (detail.rfind("test data: ", 0) == 0) return "test data nnrt cannot read (strings, complex numbers)";
+  if (detail.find("the graph has ") != std::string::npos) {
+    return "the test's inputs or outputs do not match its graph's (initializers given as inputs)";
+  }
+  if (detail == "no test data" || detail == "no expected outputs") return "the test has no test data";
+  return "the ONNX importer refuses the model (NNRT_ERR_UNSUPPORTED: an op, attribute or dtype)";
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -215,6 +229,7 @@ int main(int argc, char **argv) {
   }
   int run = 0, passed = 0, failed = 0, skipped = 0;
   std::map<std::string, int> skip_reasons;  // by op type where the message names one
+  std::map<std::string, int> skip_kinds;    // by skip_kind
   for (const std::string &name : tests) {
     if (!filter.empty() && name.find(filter) == std::string::npos) continue;
     std::string dir = root + "/" + name, bytes;
@@ -244,6 +259,7 @@ int main(int argc, char **argv) {
       size_t open = total.detail.find(" ("), comma = total.detail.find(", opset");
       if (open != std::string::npos && comma != std::string::npos && comma > open) key = total.detail.substr(open + 2, comma - open - 2);
       skip_reasons[key]++;
+      skip_kinds[skip_kind(total.detail)]++;
       std::printf("SKIP %s: %s\n", name.c_str(), total.detail.c_str());
     } else {
       ++run;
@@ -256,5 +272,8 @@ int main(int argc, char **argv) {
   std::printf("\nskipped, by the op type named in the reason:\n");
   for (const auto &[op, n] : skip_reasons) std::printf("  %-28s %d\n", op.c_str(), n);
   std::printf("\nONNX node tests: %d run, %d passed, %d failed, %d skipped\n", run, passed, failed, skipped);
+  std::printf("nnrt-test-counts: passed=%d failed=%d skipped=0\n", passed, failed);
+  for (const auto &[kind, n] : skip_kinds)
+    std::printf("nnrt-test-counts: passed=0 failed=0 skipped=%d reason=ONNX node tests: %s\n", n, kind.c_str());
   return failed == 0 ? 0 : 1;
 }

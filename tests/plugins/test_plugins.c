@@ -52,15 +52,12 @@ static const char *plugin_entry(const char *describe, const char *name, char *ou
 
 static void expect_refused(const char *describe, const char *name, const char *reason) {
   char entry[2048];
-  ++c_test_checks;
-  if (!plugin_entry(describe, name, entry, sizeof entry)) {
-    ++c_test_failures;
+  if (!C_TEST_RECORD(plugin_entry(describe, name, entry, sizeof entry) != NULL)) {
     fprintf(stderr, "plugin %s is not listed in the description\n", name);
     return;
   }
   CHECK(strstr(entry, "\"loaded\":false") != NULL);
-  if (!strstr(entry, reason)) {
-    ++c_test_failures;
+  if (!C_TEST_RECORD(strstr(entry, reason) != NULL)) {
     fprintf(stderr, "plugin %s: reason does not mention \"%s\": %s\n", name, reason, entry);
   }
 }
