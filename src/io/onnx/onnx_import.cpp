@@ -269,8 +269,78 @@ void Importer::set_constant(const std::string &output, HostTensor tensor) {
   values_[output] = std::move(v);
 }
 
+namespace {
+
+// The graph's one run-time input: the inputs that are not initializers.
+const onnx::ValueInfoProto &runtime_graph_input(const onnx::GraphProto &g, const std::set<std::string> &initializers) {
+  const onnx::ValueInfoProto *in = nullptr;
+  for (const auto &vi : g.input()) {
+    if (initializers.count(vi.name())) continue;  // older IR versions list initializers as inputs
+    if (in) {
+      fail(NNRT_ERR_UNSUPPORTED, "the graph has several inputs ('", in->name(), "', '", vi.name(),
+           "', ...); nnrt models take one (the others may be initializers)");
+    }
+    in = &vi;
+  }
+  if (!in) fail(NNRT_ERR_UNSUPPORTED, "the graph has no input that is not an initializer");
+  return *in;
+}
+
+// The per-example dims of the graph's input `in`: its declared dims less the batch axis, or
+// options.input (which must agree with the declared dims that are not symbolic).
+std::vector<int64_t> example_dims(const onnx::ValueInfoProto &in, const ImportOptions &options) {
+  const auto &tt = in.type().tensor_type();
+  std::vector<int64_t> dims;
+  if (!tt.has_shape()) fail(NNRT_ERR_UNSUPPORTED, "input '", in.name(), "' has no declared shape");
+  for (int i = 0; i < tt.shape().dim_size(); ++i) {
+    const auto &d = tt.shape().dim(i);
+    dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  }
+  if (options.batch) {
+    if (static_cast<int32_t>(dims.size()) <= options.batch_axis) {
+      if (dims.empty()) fail(NNRT_ERR_UNSUPPORTED, "input '", in.name(), "' is a scalar; its dim 0 cannot be the batch");
+      fail(NNRT_ERR_INVALID_ARGUMENT, "options.batch_axis ", options.batch_axis, ": input '", in.name(), "' has ",
+           dims.size(), " dims");
+    }
+    dims.erase(dims.begin() + options.batch_axis);
+  }
+  if (!options.input.empty()) {
+    if (options.input.size() != dims.size()) {
+      fail(NNRT_ERR_INVALID_ARGUMENT, "options.input has ", options.input.size(), " dims, but input '", in.name(),
+           "' has ", dims.size(), " per example");
+    }
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (dims[i] > 0 && dims[i] != options.input[i]) {
+        fail(NNRT_ERR_INVALID_ARGUMENT, "options.input ", to_string(Shape::of(options.input)), " disagrees with input '",
+             in.name(), "' declared ", to_string(Shape::of(dims)));
+      }
+    }
+    dims = options.input;
+  }
+  if (dims.empty()) fail(NNRT_ERR_UNSUPPORTED, "input '", in.name(), "': examples must have at least one dim");
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d <= 0) {
+      fail(NNRT_ERR_UNSUPPORTED, "input '", in.name(), "' has a symbolic or zero dim besides the batch; give the example shape as options {\"input\": [...]}");
+    }
+    if (d > kMaxExampleElements / n) fail(NNRT_ERR_UNSUPPORTED, "input '", in.name(), "': its declared dims are too large");
+    n *= d;
+  }
+  if (dims.size() >= NNRT_MAX_DIMS) fail(NNRT_ERR_UNSUPPORTED, "input '", in.name(), "' has too many dims");
+  return dims;
+}
+
+}  // namespace
+
 void Importer::translate_graph() {
   onnx::GraphProto &g = *model_.mutable_graph();
+  std::set<std::string> initializers = read_initializers(g);
+  read_input(runtime_graph_input(g, initializers));
+  translate_nodes(g);
+  read_output(g);
+}
+
+std::set<std::string> Importer::read_initializers(onnx::GraphProto &g) {
   std::set<std::string> initializers;
   for (int i = 0; i < g.initializer_size(); ++i) {
     onnx::TensorProto &t = *g.mutable_initializer(i);
@@ -283,70 +353,26 @@ void Importer::translate_graph() {
     values_[t.name()] = std::move(v);
   }
   if (g.sparse_initializer_size() > 0) fail(NNRT_ERR_UNSUPPORTED, "sparse initializers are not supported");
+  return initializers;
+}
 
-  // The one run-time input.
-  const onnx::ValueInfoProto *in = nullptr;
-  for (const auto &vi : g.input()) {
-    if (initializers.count(vi.name())) continue;  // older IR versions list initializers as inputs
-    if (in) {
-      fail(NNRT_ERR_UNSUPPORTED, "the graph has several inputs ('", in->name(), "', '", vi.name(),
-           "', ...); nnrt models take one (the others may be initializers)");
-    }
-    in = &vi;
-  }
-  if (!in) fail(NNRT_ERR_UNSUPPORTED, "the graph has no input that is not an initializer");
-  if (!in->type().has_tensor_type()) fail(NNRT_ERR_UNSUPPORTED, "input '", in->name(), "' is not a tensor");
-  const auto &tt = in->type().tensor_type();
-  int32_t et = tt.elem_type();
+void Importer::read_input(const onnx::ValueInfoProto &in) {
+  if (!in.type().has_tensor_type()) fail(NNRT_ERR_UNSUPPORTED, "input '", in.name(), "' is not a tensor");
+  int32_t et = in.type().tensor_type().elem_type();
   if (et != onnx::TensorProto::FLOAT && et != onnx::TensorProto::INT64 && et != onnx::TensorProto::INT32) {
-    fail(NNRT_ERR_UNSUPPORTED, "input '", in->name(), "' holds ", element_type_name(et),
+    fail(NNRT_ERR_UNSUPPORTED, "input '", in.name(), "' holds ", element_type_name(et),
          "; nnrt imports float (or integer index) inputs");
   }
-  std::vector<int64_t> dims;
-  if (!tt.has_shape()) fail(NNRT_ERR_UNSUPPORTED, "input '", in->name(), "' has no declared shape");
-  for (int i = 0; i < tt.shape().dim_size(); ++i) {
-    const auto &d = tt.shape().dim(i);
-    dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
-  }
-  if (options_.batch) {
-    if (static_cast<int32_t>(dims.size()) <= options_.batch_axis) {
-      if (dims.empty()) fail(NNRT_ERR_UNSUPPORTED, "input '", in->name(), "' is a scalar; its dim 0 cannot be the batch");
-      fail(NNRT_ERR_INVALID_ARGUMENT, "options.batch_axis ", options_.batch_axis, ": input '", in->name(), "' has ",
-           dims.size(), " dims");
-    }
-    dims.erase(dims.begin() + options_.batch_axis);
-  }
-  if (!options_.input.empty()) {
-    if (options_.input.size() != dims.size()) {
-      fail(NNRT_ERR_INVALID_ARGUMENT, "options.input has ", options_.input.size(), " dims, but input '", in->name(),
-           "' has ", dims.size(), " per example");
-    }
-    for (size_t i = 0; i < dims.size(); ++i) {
-      if (dims[i] > 0 && dims[i] != options_.input[i]) {
-        fail(NNRT_ERR_INVALID_ARGUMENT, "options.input ", to_string(Shape::of(options_.input)), " disagrees with input '",
-             in->name(), "' declared ", to_string(Shape::of(dims)));
-      }
-    }
-    dims = options_.input;
-  }
-  if (dims.empty()) fail(NNRT_ERR_UNSUPPORTED, "input '", in->name(), "': examples must have at least one dim");
-  int64_t n = 1;
-  for (int64_t d : dims) {
-    if (d <= 0) {
-      fail(NNRT_ERR_UNSUPPORTED, "input '", in->name(), "' has a symbolic or zero dim besides the batch; give the example shape as options {\"input\": [...]}");
-    }
-    if (d > kMaxExampleElements / n) fail(NNRT_ERR_UNSUPPORTED, "input '", in->name(), "': its declared dims are too large");
-    n *= d;
-  }
-  if (dims.size() >= NNRT_MAX_DIMS) fail(NNRT_ERR_UNSUPPORTED, "input '", in->name(), "' has too many dims");
-  integer_input_ = et != onnx::TensorProto::FLOAT;
   Value input;
   input.node = "input";
-  input.shape = Shape::of(dims);
+  input.shape = Shape::of(example_dims(in, options_));
   input.batch_axis = options_.batch_axis;
-  values_[in->name()] = input;
+  integer_input_ = et != onnx::TensorProto::FLOAT;
+  values_[in.name()] = input;
   input_shape_ = input.shape;
+}
 
+void Importer::translate_nodes(const onnx::GraphProto &g) {
   // Every name some node makes, to tell a dangling input from a cycle.
   std::set<std::string> produced;
   for (const auto &node : g.node()) {
@@ -373,7 +399,9 @@ void Importer::translate_graph() {
     for (const std::string &name : node_->input()) readers_[name]--;
   }
   node_ = nullptr;
+}
 
+void Importer::read_output(const onnx::GraphProto &g) {
   if (g.output_size() != 1) fail(NNRT_ERR_UNSUPPORTED, "the graph has ", g.output_size(), " outputs; nnrt models predict one");
   auto out = values_.find(g.output(0).name());
   if (out == values_.end()) fail(NNRT_ERR_CORRUPT, "graph output '", g.output(0).name(), "' is made by no node");

@@ -11,11 +11,20 @@
 // Each run-time value keeps the ONNX axis of its batch: nnrt holds it with that axis first and the
 // others in order, so that a Transpose which only moves the batch (as around PyTorch's time-major
 // LSTM) costs nothing. Only the translators that say so read values whose batch is not in dim 0.
+//
+// Each ONNX op type has a translator, found by op type in a table; the translators live by family,
+// beside the exporters of the same layers: onnx_import_conv.cpp (Conv, ConvTranspose, pooling,
+// BatchNormalization), onnx_import_math.cpp (Gemm, MatMul, elementwise ops, activations, Softmax,
+// Clip, reductions), onnx_import_shape.cpp (Reshape, Flatten, Squeeze, Unsqueeze, Transpose,
+// Concat, Identity, Dropout, Constant, Gather), onnx_import_slice.cpp, onnx_import_fold.cpp (Shape,
+// ConstantOfShape, Expand: shapes computed at import) and onnx_import_lstm.cpp. A new op's import is
+// one translator and one line in its file's register_*_ops.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -159,7 +168,14 @@ class Importer {
   using Translator = std::function<void(Importer &)>;
 
  private:
+  // The graph in four steps: its initializers as constants (their names returned), its one
+  // run-time input as the model input, every node through its op type's translator, and its output
+  // as the model's.
   void translate_graph();
+  std::set<std::string> read_initializers(onnx::GraphProto &g);
+  void read_input(const onnx::ValueInfoProto &in);
+  void translate_nodes(const onnx::GraphProto &g);
+  void read_output(const onnx::GraphProto &g);
   void apply_loss();
   // The per-example output shape of an nnrt layer, from the layer's own rules in the core.
   Shape layer_shape(const std::string &type, const Json &attrs, const std::vector<Shape> &in_shapes) const;
