@@ -22,23 +22,11 @@
 namespace nnrt::cudnn {
 namespace {
 
+// Runs a table function's body behind the plugin kit's barrier: Failure (a plugin_kit::Error)
+// keeps its status; the message says which function failed.
 template <class F>
 nnrt_status guarded(const char *what, F &&f) {
-  try {
-    return f();
-  } catch (const Failure &e) {
-    report_error(std::string(what) + ": " + e.what());
-    return e.status;
-  } catch (const std::bad_alloc &) {
-    report_error(std::string(what) + ": out of host memory");
-    return NNRT_ERR_OUT_OF_MEMORY;
-  } catch (const std::exception &e) {
-    report_error(std::string(what) + ": " + e.what());
-    return NNRT_ERR_INTERNAL;
-  } catch (...) {
-    report_error(std::string(what) + ": unknown exception");
-    return NNRT_ERR_INTERNAL;
-  }
+  return plugin_kit::guarded<Cudnn>(what, std::forward<F>(f));
 }
 
 // Makes `device` current on the calling thread (CUDA's current device is per thread).
@@ -121,8 +109,8 @@ nnrt_status open_device(const nnrt_device_config *config, nnrt_backend_instance 
     char bus_id[32] = "";
     if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, inst->device) == cudaSuccess) inst->pci_bus_id = bus_id;
     cudaGetLastError();
-    log_message(NNRT_LOG_INFO, "cudnn: opened device " + std::to_string(inst->device) + "; " +
-                                   nvml_status_line(inst->pci_bus_id, inst->device));
+    plugin_kit::log<Cudnn>(NNRT_LOG_INFO, "opened device " + std::to_string(inst->device) + "; " +
+                                              nvml_status_line(inst->pci_bus_id, inst->device));
     *out = inst;
     return NNRT_OK;
   });
@@ -279,26 +267,20 @@ nnrt_status device_status(nnrt_backend_instance *inst, nnrt_device_status *statu
 
 // ---- ops ---------------------------------------------------------------------------------------
 
-int32_t supports(nnrt_backend_instance *, const nnrt_op_desc *desc) {
-  try {
-    return op_refusal(*desc).empty() ? 1 : 0;
-  } catch (...) {
-    return 0;
-  }
-}
+// supports and op_create run behind plugin_kit::supports and op_create: no NULL arguments, the op
+// within Cudnn::max_dim, exceptions caught.
+int32_t supports(nnrt_backend_instance *, const nnrt_op_desc *desc) { return op_refusal(*desc).empty() ? 1 : 0; }
 
 nnrt_status op_create(nnrt_backend_instance *inst, const nnrt_op_desc *desc, nnrt_backend_op **out,
                       size_t *workspace_bytes) {
-  return guarded("op_create", [&] {
-    *out = nullptr;
-    use_device(inst->device);
-    auto op = std::make_unique<nnrt_backend_op>();
-    op->device = inst->device;
-    op->op = create_op(*inst, *desc);
-    *workspace_bytes = op->op->workspace_bytes();
-    *out = op.release();
-    return NNRT_OK;
-  });
+  *out = nullptr;
+  use_device(inst->device);
+  auto op = std::make_unique<nnrt_backend_op>();
+  op->device = inst->device;
+  op->op = create_op(*inst, *desc);
+  *workspace_bytes = op->op->workspace_bytes();
+  *out = op.release();
+  return NNRT_OK;
 }
 
 nnrt_status op_run(nnrt_backend_op *op, const nnrt_op_args *args) {
@@ -343,13 +325,8 @@ std::string version_string() {
 extern "C" __attribute__((visibility("default"))) const nnrt_backend_v1 *nnrt_backend_entry(uint32_t host_abi,
                                                                                           const nnrt_host_api *host) {
   using namespace nnrt::cudnn;
-  if (!host) return nullptr;
-  g_host = host;
-  if (host_abi != NNRT_BACKEND_ABI_MAJOR) {
-    report_error("the cudnn backend was built for backend ABI " + std::to_string(NNRT_BACKEND_ABI_MAJOR) +
-                 ", the host has backend ABI " + std::to_string(host_abi));
-    return nullptr;
-  }
+  using nnrt::plugin_kit::barrier;
+  if (!nnrt::plugin_kit::accept_host<Cudnn>(host_abi, host, NNRT_CUDNN_HOST_CALLS)) return nullptr;
   static std::once_flag once;
   static std::string problem, version;
   static nnrt_backend_v1 table;
@@ -358,43 +335,41 @@ extern "C" __attribute__((visibility("default"))) const nnrt_backend_v1 *nnrt_ba
       problem = library_problem();
       if (!problem.empty()) return;
       version = version_string();
-      std::memset(&table, 0, sizeof table);
-      table.struct_size = sizeof table;
-      table.abi_major = NNRT_BACKEND_ABI_MAJOR;
+      table = nnrt::plugin_kit::backend_table<Cudnn>();
       table.name = "cudnn";
       table.version = version.c_str();
       table.kind = NNRT_DEVICE_GPU;
       table.flags = 0;
-      table.probe = probe;
-      table.device_props = device_props;
-      table.open = open_device;
-      table.close = close_device;
-      table.mem_alloc = mem_alloc;
-      table.mem_free = mem_free;
-      table.host_alloc = host_alloc;
-      table.host_free = host_free;
-      table.memcpy_async = memcpy_async;
-      table.memset_async = memset_async;
-      table.stream_create = stream_create;
-      table.stream_destroy = stream_destroy;
-      table.stream_synchronize = stream_synchronize;
-      table.supports = supports;
-      table.op_create = op_create;
-      table.op_run = op_run;
-      table.op_destroy = op_destroy;
-      table.event_create = event_create;
-      table.event_destroy = event_destroy;
-      table.event_record = event_record;
-      table.stream_wait_event = stream_wait_event;
-      table.event_synchronize = event_synchronize;
-      table.device_status = device_status;
+      table.probe = barrier<Cudnn, probe>;
+      table.device_props = barrier<Cudnn, device_props>;
+      table.open = barrier<Cudnn, open_device>;
+      table.close = barrier<Cudnn, close_device>;
+      table.mem_alloc = barrier<Cudnn, mem_alloc>;
+      table.mem_free = barrier<Cudnn, mem_free>;
+      table.host_alloc = barrier<Cudnn, host_alloc>;
+      table.host_free = barrier<Cudnn, host_free>;
+      table.memcpy_async = barrier<Cudnn, memcpy_async>;
+      table.memset_async = barrier<Cudnn, memset_async>;
+      table.stream_create = barrier<Cudnn, stream_create>;
+      table.stream_destroy = barrier<Cudnn, stream_destroy>;
+      table.stream_synchronize = barrier<Cudnn, stream_synchronize>;
+      table.supports = nnrt::plugin_kit::supports<Cudnn, supports>;
+      table.op_create = nnrt::plugin_kit::op_create<Cudnn, op_create>;
+      table.op_run = barrier<Cudnn, op_run>;
+      table.op_destroy = barrier<Cudnn, op_destroy>;
+      table.event_create = barrier<Cudnn, event_create>;
+      table.event_destroy = barrier<Cudnn, event_destroy>;
+      table.event_record = barrier<Cudnn, event_record>;
+      table.stream_wait_event = barrier<Cudnn, stream_wait_event>;
+      table.event_synchronize = barrier<Cudnn, event_synchronize>;
+      table.device_status = barrier<Cudnn, device_status>;
     });
   } catch (...) {
-    report_error("the cudnn backend could not initialise");
+    nnrt::plugin_kit::report<Cudnn>(nullptr, "could not initialise");
     return nullptr;
   }
   if (!problem.empty()) {
-    report_error("the cudnn backend refuses to load: " + problem);
+    nnrt::plugin_kit::report<Cudnn>(nullptr, "refuses to load: " + problem);
     return nullptr;
   }
   return &table;

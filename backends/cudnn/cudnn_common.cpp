@@ -2,16 +2,6 @@
 
 namespace nnrt::cudnn {
 
-const nnrt_host_api *g_host = nullptr;
-
-void report_error(const std::string &message) {
-  if (g_host) g_host->set_error(message.c_str());
-}
-
-void log_message(int level, const std::string &message) {
-  if (g_host) g_host->log(level, message.c_str());
-}
-
 std::string cuda_error_text(cudaError_t e) {
   return std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
 }

@@ -14,18 +14,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "cudnn_plugin.h"
 #include "nnrt/nnrt_backend.h"
 
 namespace nnrt::cudnn {
 
-// The host's services, set by the entry point.
-extern const nnrt_host_api *g_host;
-void report_error(const std::string &message);
-void log_message(int level, const std::string &message);
-
-// A failure inside the backend, carried to the table function that turns it into a status.
-struct Failure : std::runtime_error {
-  Failure(nnrt_status s, const std::string &what) : std::runtime_error(what), status(s) {}
+// A failure inside the backend, carried to the plugin kit's barrier around every table function,
+// which turns it into its status and a message.
+struct Failure : plugin_kit::Error {
+  Failure(nnrt_status s, const std::string &what) : plugin_kit::Error(s, what), status(s) {}
   nnrt_status status;
 };
 

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <string>
 
+#include "cudnn_plugin.h"
 #include "nnrt/nnrt_backend.h"
 
 namespace {
@@ -80,9 +81,7 @@ nnrt_status no_device() { return NNRT_ERR_NO_DEVICE; }
 
 const nnrt_backend_v1 *no_device_table() {
   static nnrt_backend_v1 table = [] {
-    nnrt_backend_v1 t{};
-    t.struct_size = sizeof t;
-    t.abi_major = NNRT_BACKEND_ABI_MAJOR;
+    nnrt_backend_v1 t = nnrt::plugin_kit::backend_table<nnrt::cudnn::Cudnn>();
     t.name = "cudnn";
     t.version = "cuDNN backend (its CUDA libraries load only where the driver finds a GPU)";
     t.kind = NNRT_DEVICE_GPU;
@@ -114,14 +113,9 @@ const nnrt_backend_v1 *no_device_table() {
 
 extern "C" __attribute__((visibility("default"))) const nnrt_backend_v1 *nnrt_backend_entry(uint32_t host_abi,
                                                                                           const nnrt_host_api *host) {
-  if (!host) return nullptr;
-  if (host_abi != NNRT_BACKEND_ABI_MAJOR) {
-    char message[160];
-    std::snprintf(message, sizeof message, "the cudnn backend was built for backend ABI %d, the host has backend ABI %u",
-                  NNRT_BACKEND_ABI_MAJOR, host_abi);
-    host->set_error(message);
-    return nullptr;
-  }
+  // The backend's entry checks the host again; the checks here come first so that a host this
+  // backend cannot serve is refused the same way with or without a GPU.
+  if (!nnrt::plugin_kit::accept_host<nnrt::cudnn::Cudnn>(host_abi, host, NNRT_CUDNN_HOST_CALLS)) return nullptr;
   static std::once_flag once;
   static nnrt_backend_entry_fn backend_entry = nullptr;
   static std::string load_error;
@@ -132,7 +126,7 @@ extern "C" __attribute__((visibility("default"))) const nnrt_backend_v1 *nnrt_ba
     void *backend = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!backend) {
       const char *why = dlerror();
-      load_error = "the cudnn backend (" + path + ") did not load: " + (why ? why : "unknown error");
+      load_error = "the backend library " + path + " did not load: " + (why ? why : "unknown error");
       return;
     }
     backend_entry = reinterpret_cast<nnrt_backend_entry_fn>(dlsym(backend, "nnrt_backend_entry"));
@@ -140,7 +134,7 @@ extern "C" __attribute__((visibility("default"))) const nnrt_backend_v1 *nnrt_ba
   });
   if (!g_no_device.empty()) return no_device_table();
   if (!backend_entry) {
-    host->set_error(load_error.c_str());
+    nnrt::plugin_kit::report<nnrt::cudnn::Cudnn>(nullptr, load_error);
     return nullptr;
   }
   return backend_entry(host_abi, host);

@@ -37,29 +37,9 @@ namespace {
 
 // ---- table functions -----------------------------------------------------------------------
 
-// Runs f, turning every exception into a status and a message.
-template <class F>
-nnrt_status guarded(const char *what, F &&f) {
-  try {
-    return f();
-  } catch (const Unsupported &u) {
-    report_error(std::string(what) + ": " + u.reason);
-    return NNRT_ERR_UNSUPPORTED;
-  } catch (const dnnl::error &e) {
-    report_error(std::string(what) + ": oneDNN: " + e.what());
-    if (e.status == dnnl_out_of_memory) return NNRT_ERR_OUT_OF_MEMORY;
-    return NNRT_ERR_BACKEND;
-  } catch (const std::bad_alloc &) {
-    report_error(std::string(what) + ": out of memory");
-    return NNRT_ERR_OUT_OF_MEMORY;
-  } catch (const std::exception &e) {
-    report_error(std::string(what) + ": " + e.what());
-    return NNRT_ERR_INTERNAL;
-  } catch (...) {
-    report_error(std::string(what) + ": unknown exception");
-    return NNRT_ERR_INTERNAL;
-  }
-}
+// Every table function runs behind the plugin kit's barrier (see table()): code here throws, with
+// plugin_kit::fail, Unsupported or oneDNN's dnnl::error, and Onednn::translate gives the status.
+using plugin_kit::fail;
 
 const char *isa_name(dnnl::cpu_isa isa) {
   switch (isa) {
@@ -119,47 +99,37 @@ int32_t probe(int32_t *device_count, char *reason, size_t reason_cap) {
 }
 
 nnrt_status device_props(int32_t device, nnrt_device_props *props) {
-  return guarded("device_props", [&] {
-    if (!props || device != 0) {
-      report_error("device_props: expected device 0 and a non-NULL props, got device " + std::to_string(device));
-      return NNRT_ERR_INVALID_ARGUMENT;
-    }
-    dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
-    // Fill a full-size copy, then hand back as much as the host's struct holds.
-    nnrt_device_props p;
-    std::memset(&p, 0, sizeof p);
-    p.struct_size = props->struct_size < sizeof p ? props->struct_size : static_cast<uint32_t>(sizeof p);
-    p.kind = NNRT_DEVICE_CPU;
-    std::snprintf(p.name, sizeof p.name, "%s (%s)", cpu_model_name().c_str(), isa_name(isa));
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    p.memory_bytes = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
-    p.cores = static_cast<int32_t>(std::thread::hardware_concurrency());
-    p.native_dtypes = 1u << NNRT_DTYPE_F32;
-    if (isa_includes(isa, dnnl::cpu_isa::avx512_core_bf16)) p.native_dtypes |= 1u << NNRT_DTYPE_BF16;
-    std::memcpy(props, &p, p.struct_size);
-    return NNRT_OK;
-  });
+  if (!props || device != 0)
+    fail(NNRT_ERR_INVALID_ARGUMENT, "expected device 0 and a non-NULL props, got device ", device);
+  dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  // Fill a full-size copy, then hand back as much as the host's struct holds.
+  nnrt_device_props p;
+  std::memset(&p, 0, sizeof p);
+  p.struct_size = props->struct_size < sizeof p ? props->struct_size : static_cast<uint32_t>(sizeof p);
+  p.kind = NNRT_DEVICE_CPU;
+  std::snprintf(p.name, sizeof p.name, "%s (%s)", cpu_model_name().c_str(), isa_name(isa));
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  p.memory_bytes = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  p.cores = static_cast<int32_t>(std::thread::hardware_concurrency());
+  p.native_dtypes = 1u << NNRT_DTYPE_F32;
+  if (isa_includes(isa, dnnl::cpu_isa::avx512_core_bf16)) p.native_dtypes |= 1u << NNRT_DTYPE_BF16;
+  std::memcpy(props, &p, p.struct_size);
+  return NNRT_OK;
 }
 
 nnrt_status open_instance(const nnrt_device_config *config, nnrt_backend_instance **out) {
-  return guarded("open", [&] {
-    if (!config || !out || config->struct_size < sizeof(nnrt_device_config)) {
-      report_error("open: expected a device config of at least " + std::to_string(sizeof(nnrt_device_config)) +
-                   " bytes and a non-NULL out");
-      return NNRT_ERR_INVALID_ARGUMENT;
-    }
-    if (config->device != 0) {
-      report_error("open: the CPU backend has one device (0), asked for " + std::to_string(config->device));
-      return NNRT_ERR_NO_DEVICE;
-    }
-    cpu_engine();  // fail here, not in the first op, if oneDNN cannot make an engine
-    auto *inst = new nnrt_backend_instance;
-    inst->threads = config->threads > 0 ? config->threads
-                                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    inst->deterministic = config->deterministic;
-    *out = inst;
-    return NNRT_OK;
-  });
+  if (!config || !out || config->struct_size < sizeof(nnrt_device_config))
+    fail(NNRT_ERR_INVALID_ARGUMENT, "expected a device config of at least ", sizeof(nnrt_device_config),
+         " bytes and a non-NULL out");
+  if (config->device != 0)
+    fail(NNRT_ERR_NO_DEVICE, "the CPU backend has one device (0), asked for ", config->device);
+  cpu_engine();  // fail here, not in the first op, if oneDNN cannot make an engine
+  auto *inst = new nnrt_backend_instance;
+  inst->threads = config->threads > 0 ? config->threads
+                                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  inst->deterministic = config->deterministic;
+  *out = inst;
+  return NNRT_OK;
 }
 
 void close_instance(nnrt_backend_instance *instance) { delete instance; }
@@ -234,95 +204,72 @@ std::unique_ptr<Op> build(const nnrt_op_desc &d, int threads, bool plan_only, bo
   return f(Build{d, plan_only, deterministic});
 }
 
+// Behind plugin_kit::supports: instance and desc are not NULL, the op is within the limits, and an
+// exception answers 0.
 int32_t supports(nnrt_backend_instance *instance, const nnrt_op_desc *desc) {
-  if (!instance || !desc) return 0;
-  try {
-    nnrt_op_desc d = normalized(desc);
-    std::string key(reinterpret_cast<const char *>(&d), sizeof d);
-    {
-      std::lock_guard<std::mutex> lock(instance->verdicts_mutex);
-      auto it = instance->verdicts.find(key);
-      if (it != instance->verdicts.end()) return it->second ? 1 : 0;
-    }
-    bool ok = true;
-    try {
-      build(d, threads_for(d, instance->threads), true, instance->deterministic != 0);
-    } catch (const Unsupported &u) {
-      log_debug("refused op kind " + std::to_string(d.kind) + ": " + u.reason);
-      ok = false;
-    } catch (const dnnl::error &e) {
-      log_debug("refused op kind " + std::to_string(d.kind) + ": oneDNN: " + e.what());
-      ok = false;
-    }
+  nnrt_op_desc d = normalized(desc);
+  std::string key(reinterpret_cast<const char *>(&d), sizeof d);
+  {
     std::lock_guard<std::mutex> lock(instance->verdicts_mutex);
-    if (instance->verdicts.size() >= 4096) instance->verdicts.clear();  // a bound, not a policy
-    instance->verdicts.emplace(std::move(key), ok);
-    return ok ? 1 : 0;
-  } catch (...) {
-    return 0;
+    auto it = instance->verdicts.find(key);
+    if (it != instance->verdicts.end()) return it->second ? 1 : 0;
   }
+  bool ok = true;
+  try {
+    build(d, threads_for(d, instance->threads), true, instance->deterministic != 0);
+  } catch (const Unsupported &u) {
+    log_debug("refused op kind " + std::to_string(d.kind) + ": " + u.reason);
+    ok = false;
+  } catch (const dnnl::error &e) {
+    log_debug("refused op kind " + std::to_string(d.kind) + ": oneDNN: " + e.what());
+    ok = false;
+  }
+  std::lock_guard<std::mutex> lock(instance->verdicts_mutex);
+  if (instance->verdicts.size() >= 4096) instance->verdicts.clear();  // a bound, not a policy
+  instance->verdicts.emplace(std::move(key), ok);
+  return ok ? 1 : 0;
 }
 
+// Behind plugin_kit::op_create: no NULL arguments, the op within the limits, exceptions caught.
 nnrt_status op_create(nnrt_backend_instance *instance, const nnrt_op_desc *desc, nnrt_backend_op **out,
                       size_t *workspace_bytes) {
-  return guarded("op_create", [&] {
-    if (!instance || !desc || !out || !workspace_bytes) {
-      report_error("op_create: instance, desc, out and workspace_bytes must not be NULL");
-      return NNRT_ERR_INVALID_ARGUMENT;
-    }
-    nnrt_op_desc d = normalized(desc);
-    const int threads = threads_for(d, instance->threads);
-    std::unique_ptr<Op> op;
-    try {
-      op = build(d, threads, false, instance->deterministic != 0);
-    } catch (const dnnl::error &e) {
-      if (e.status == dnnl_out_of_memory) throw;
-      // No implementation for this descriptor (or dims oneDNN finds inconsistent): not ours.
-      refuse(std::string("oneDNN: ") + e.what());
-    }
-    op->n_inputs = d.n_inputs;
-    op->n_outputs = d.n_outputs;
-    *workspace_bytes = op->workspace_bytes();
-    *out = new nnrt_backend_op{threads, std::move(op)};
-    return NNRT_OK;
-  });
+  nnrt_op_desc d = normalized(desc);
+  const int threads = threads_for(d, instance->threads);
+  std::unique_ptr<Op> op;
+  try {
+    op = build(d, threads, false, instance->deterministic != 0);
+  } catch (const dnnl::error &e) {
+    if (e.status == dnnl_out_of_memory) throw;
+    // No implementation for this descriptor (or dims oneDNN finds inconsistent): not ours.
+    refuse(std::string("oneDNN: ") + e.what());
+  }
+  op->n_inputs = d.n_inputs;
+  op->n_outputs = d.n_outputs;
+  *workspace_bytes = op->workspace_bytes();
+  *out = new nnrt_backend_op{threads, std::move(op)};
+  return NNRT_OK;
 }
 
 nnrt_status op_run(nnrt_backend_op *op, const nnrt_op_args *args) {
-  return guarded("op_run", [&] {
-    if (!op || !args || args->struct_size < offsetof(nnrt_op_args, stream)) {
-      report_error("op_run: expected an op and nnrt_op_args of at least " +
-                   std::to_string(offsetof(nnrt_op_args, stream)) + " bytes");
-      return NNRT_ERR_INVALID_ARGUMENT;
-    }
-    const Op &o = *op->op;
-    if (args->n_inputs != o.n_inputs || args->n_outputs != o.n_outputs) {
-      report_error("op_run: the op was created with " + std::to_string(o.n_inputs) + " inputs and " +
-                   std::to_string(o.n_outputs) + " outputs, got " + std::to_string(args->n_inputs) +
-                   " and " + std::to_string(args->n_outputs));
-      return NNRT_ERR_INVALID_ARGUMENT;
-    }
-    for (int i = 0; i < o.n_inputs; ++i)
-      if (!args->inputs || !args->inputs[i]) {
-        report_error("op_run: input " + std::to_string(i) + " is NULL");
-        return NNRT_ERR_INVALID_ARGUMENT;
-      }
-    for (int i = 0; i < o.n_outputs; ++i)
-      if (!args->outputs || !args->outputs[i]) {
-        report_error("op_run: output " + std::to_string(i) + " is NULL");
-        return NNRT_ERR_INVALID_ARGUMENT;
-      }
-    size_t need = o.workspace_bytes();
-    if (need > 0 && (!args->workspace || args->workspace_bytes < need)) {
-      report_error("op_run: the op needs a workspace of " + std::to_string(need) + " bytes, got " +
-                   std::to_string(args->workspace ? args->workspace_bytes : 0));
-      return NNRT_ERR_INVALID_ARGUMENT;
-    }
-    OmpThreadLimit limit(op->threads);
-    o.execute(*args);
-    thread_stream().wait();
-    return NNRT_OK;
-  });
+  if (!op || !args || args->struct_size < offsetof(nnrt_op_args, stream))
+    fail(NNRT_ERR_INVALID_ARGUMENT, "expected an op and nnrt_op_args of at least ", offsetof(nnrt_op_args, stream),
+         " bytes");
+  const Op &o = *op->op;
+  if (args->n_inputs != o.n_inputs || args->n_outputs != o.n_outputs)
+    fail(NNRT_ERR_INVALID_ARGUMENT, "the op was created with ", o.n_inputs, " inputs and ", o.n_outputs,
+         " outputs, got ", args->n_inputs, " and ", args->n_outputs);
+  for (int i = 0; i < o.n_inputs; ++i)
+    if (!args->inputs || !args->inputs[i]) fail(NNRT_ERR_INVALID_ARGUMENT, "input ", i, " is NULL");
+  for (int i = 0; i < o.n_outputs; ++i)
+    if (!args->outputs || !args->outputs[i]) fail(NNRT_ERR_INVALID_ARGUMENT, "output ", i, " is NULL");
+  size_t need = o.workspace_bytes();
+  if (need > 0 && (!args->workspace || args->workspace_bytes < need))
+    fail(NNRT_ERR_INVALID_ARGUMENT, "the op needs a workspace of ", need, " bytes, got ",
+         args->workspace ? args->workspace_bytes : 0);
+  OmpThreadLimit limit(op->threads);
+  o.execute(*args);
+  thread_stream().wait();
+  return NNRT_OK;
 }
 
 void op_destroy(nnrt_backend_op *op) { delete op; }
@@ -351,21 +298,18 @@ std::string version_string() {
 const nnrt_backend_v1 *table() {
   static const std::string version = version_string();
   static const nnrt_backend_v1 t = [] {
-    nnrt_backend_v1 b;
-    std::memset(&b, 0, sizeof b);
-    b.struct_size = sizeof(nnrt_backend_v1);
-    b.abi_major = NNRT_BACKEND_ABI_MAJOR;
+    nnrt_backend_v1 b = plugin_kit::backend_table<Onednn>();
     b.name = "onednn";
     b.version = version.c_str();
     b.kind = NNRT_DEVICE_CPU;
     b.flags = NNRT_BACKEND_HOST_MEMORY;  // memory and stream functions stay NULL
     b.probe = probe;
-    b.device_props = device_props;
-    b.open = open_instance;
+    b.device_props = plugin_kit::barrier<Onednn, device_props>;
+    b.open = plugin_kit::barrier<Onednn, open_instance>;
     b.close = close_instance;
-    b.supports = supports;
-    b.op_create = op_create;
-    b.op_run = op_run;
+    b.supports = plugin_kit::supports<Onednn, supports>;
+    b.op_create = plugin_kit::op_create<Onednn, op_create>;
+    b.op_run = plugin_kit::barrier<Onednn, op_run>;
     b.op_destroy = op_destroy;
     b.parallel_run = parallel_run;
     return b;
@@ -373,33 +317,14 @@ const nnrt_backend_v1 *table() {
   return &t;
 }
 
-// The host services this backend calls; a host struct too small for them is refused.
-constexpr size_t kHostNeeds = offsetof(nnrt_host_api, pool_threads) + sizeof(nnrt_host_api::pool_threads);
-
-void tell_host(const nnrt_host_api *host, const std::string &message) {
-  if (host && host->struct_size >= offsetof(nnrt_host_api, set_error) + sizeof(host->set_error) && host->set_error)
-    host->set_error(message.c_str());
-}
-
 const nnrt_backend_v1 *entry(uint32_t host_abi, const nnrt_host_api *host) {
+  if (!plugin_kit::accept_host<Onednn>(host_abi, host, {NNRT_HOST_FUNCTION(nnrt_host_api, log)})) return nullptr;
   try {
-    if (host_abi != NNRT_BACKEND_ABI_MAJOR) {
-      tell_host(host, "onednn backend built for backend ABI " + std::to_string(NNRT_BACKEND_ABI_MAJOR) +
-                          ", host has " + std::to_string(host_abi));
-      return nullptr;
-    }
-    if (!host || host->struct_size < kHostNeeds || !host->log || !host->set_error) {
-      tell_host(host, "onednn backend needs a host API of at least " + std::to_string(kHostNeeds) +
-                          " bytes with log and set_error, got " +
-                          std::to_string(host ? host->struct_size : 0) + " bytes");
-      return nullptr;
-    }
-    set_host(host);
     const nnrt_backend_v1 *t = table();
     log_debug(std::string("loaded, ") + t->version);
     return t;
   } catch (...) {
-    tell_host(host, "onednn backend failed to initialize");
+    plugin_kit::report<Onednn>(nullptr, "failed to initialize");
     return nullptr;
   }
 }

@@ -12,20 +12,19 @@ namespace nnrt::onednn {
 
 // ---- host services -------------------------------------------------------------------------
 
-namespace {
-std::atomic<const nnrt_host_api *> g_host{nullptr};
-}
-
-void set_host(const nnrt_host_api *host) { g_host.store(host); }
-
-void log_debug(const std::string &message) {
-  const nnrt_host_api *h = g_host.load();
-  if (h && h->log) h->log(NNRT_LOG_DEBUG, ("onednn: " + message).c_str());
-}
-
-void report_error(const std::string &message) {
-  const nnrt_host_api *h = g_host.load();
-  if (h && h->set_error) h->set_error(("onednn: " + message).c_str());
+bool Onednn::translate(nnrt_status &status, std::string &message) {
+  try {
+    throw;
+  } catch (const Unsupported &u) {
+    message = u.reason;
+    status = NNRT_ERR_UNSUPPORTED;
+  } catch (const dnnl::error &e) {
+    message = std::string("oneDNN: ") + e.what();
+    status = e.status == dnnl_out_of_memory ? NNRT_ERR_OUT_OF_MEMORY : NNRT_ERR_BACKEND;
+  } catch (...) {
+    return false;
+  }
+  return true;
 }
 
 void refuse(const std::string &reason) { throw Unsupported{reason}; }

@@ -18,15 +18,26 @@
 #include <vector>
 
 #include "nnrt/nnrt_backend.h"
+#include "nnrt/plugin_kit.hpp"
 
 namespace nnrt::onednn {
 
 // ---- host services -------------------------------------------------------------------------
 
-// Remembers the host the entry point accepted; logging and errors go through it.
-void set_host(const nnrt_host_api *host);
-void log_debug(const std::string &message);
-void report_error(const std::string &message);
+// The oneDNN backend as the plugin kit sees it (nnrt/plugin_kit.hpp): the host its entry point
+// accepted, the size limits, and its own exceptions (Unsupported, dnnl::error) turned into statuses.
+struct Onednn {
+  static constexpr const char *name = "onednn";
+  using Host = nnrt_host_api;
+  // oneDNN counts some sizes in 32 bits inside: an output dim of 2^31 divides by zero in its
+  // primitive creation. Larger ops run on the reference backend.
+  static constexpr int64_t max_dim = INT32_MAX;
+  static constexpr int64_t max_elements = INT32_MAX;
+  static bool translate(nnrt_status &status, std::string &message);
+};
+
+// Logs and errors through the host, "onednn: " first.
+inline void log_debug(const std::string &message) { plugin_kit::log<Onednn>(NNRT_LOG_DEBUG, message); }
 
 // ---- refusals ------------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "reference/unary_dispatch.h"
+#include "unary_dispatch.h"
 #include "nnrt/kernels/eltwise.h"
 
 namespace nnrt::reference {

@@ -1,7 +1,7 @@
-#include "reference/conv2d_common.h"
+#include "conv2d_common.h"
 
-#include "reference/errors.h"
-#include "reference/validate.h"
+#include "errors.h"
+#include "validate.h"
 
 namespace nnrt::reference {
 

@@ -12,7 +12,7 @@
 
 #include <vector>
 
-#include "reference/dtype.h"
+#include "dtype.h"
 #include "nnrt/nnrt_backend.h"
 
 namespace nnrt::reference {

@@ -10,9 +10,9 @@
 
 #include <stdint.h>
 
-#include "reference/conv2d_common.h"
-#include "reference/dtype.h"
-#include "reference/gemm.h"
+#include "conv2d_common.h"
+#include "dtype.h"
+#include "gemm.h"
 
 namespace nnrt::reference {
 

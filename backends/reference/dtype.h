@@ -11,7 +11,7 @@
 
 #include <type_traits>
 
-#include "reference/errors.h"
+#include "errors.h"
 #include "nnrt/kernels/convert.h"
 #include "nnrt/kernels/half.h"
 #include "nnrt/nnrt_backend.h"

@@ -6,9 +6,9 @@
 
 #include <stdint.h>
 
-#include "reference/dtype.h"
-#include "reference/exec.h"
-#include "reference/strided.h"
+#include "dtype.h"
+#include "exec.h"
+#include "strided.h"
 
 namespace nnrt::reference {
 

@@ -1,4 +1,4 @@
-#include "reference/errors.h"
+#include "errors.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,26 +1,21 @@
 // How the reference backend reports a failure: code below the table throws OpError (with the
-// status and a message that says what was expected and what was given); the table functions catch
-// it, pass the message to host->set_error and return the status. Nothing else crosses the ABI.
+// status and a message that says what was expected and what was given); the plugin kit's barrier
+// around the table functions passes the message to host->set_error and returns the status.
 #pragma once
 
 #include "nnrt/kernels/dtype_info.h"
 
-#include <exception>
 #include <string>
 
 #include "nnrt/nnrt_backend.h"
+#include "nnrt/plugin_kit.hpp"
 
 namespace nnrt::reference {
 
-class OpError : public std::exception {
+// A plugin kit error (nnrt/plugin_kit.hpp), so that the kit's barrier returns its status.
+class OpError : public plugin_kit::Error {
  public:
-  OpError(nnrt_status status, std::string message) : status_(status), message_(std::move(message)) {}
-  nnrt_status status() const { return status_; }
-  const char *what() const noexcept override { return message_.c_str(); }
-
- private:
-  nnrt_status status_;
-  std::string message_;
+  using plugin_kit::Error::Error;
 };
 
 // Throws OpError with a printf-style message.

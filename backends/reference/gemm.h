@@ -22,8 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "reference/dtype.h"
-#include "reference/exec.h"
+#include "dtype.h"
+#include "exec.h"
 
 namespace nnrt::reference::gemm {
 

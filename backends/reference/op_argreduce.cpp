@@ -3,10 +3,10 @@
 // ties, and NaN counts as the largest value: ARG_MAX returns the first NaN, ARG_MIN skips NaNs
 // unless the whole line is NaN.
 #include "nnrt/kernels/index_ops.h"
-#include "reference/dtype.h"
-#include "reference/op_kernel.h"
-#include "reference/strided.h"
-#include "reference/validate.h"
+#include "dtype.h"
+#include "op_kernel.h"
+#include "strided.h"
+#include "validate.h"
 
 namespace nnrt::reference {
 namespace {

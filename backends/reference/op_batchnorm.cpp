@@ -6,11 +6,11 @@
 // the elements per channel, the backward pass is
 //   dbeta = sum(dy), dgamma = sum(dy * xhat), dx = gamma / sqrt(var + eps) * (dy - dbeta/M - xhat * dgamma/M).
 // Channels are independent; a channel's sums use the pool when there are few channels.
-#include "reference/dtype.h"
-#include "reference/op_kernel.h"
-#include "reference/strided.h"
-#include "reference/summation.h"
-#include "reference/validate.h"
+#include "dtype.h"
+#include "op_kernel.h"
+#include "strided.h"
+#include "summation.h"
+#include "validate.h"
 #include "nnrt/kernels/batchnorm.h"
 
 namespace nnrt::reference {

@@ -3,10 +3,10 @@
 // wrap around on overflow; DIV truncates toward zero, and division by zero gives 0.
 #include <limits>
 
-#include "reference/dtype.h"
-#include "reference/elementwise.h"
-#include "reference/op_kernel.h"
-#include "reference/validate.h"
+#include "dtype.h"
+#include "elementwise.h"
+#include "op_kernel.h"
+#include "validate.h"
 #include "nnrt/kernels/fmath.h"
 
 namespace nnrt::reference {

@@ -7,12 +7,12 @@
 // Results therefore do not depend on the thread count.
 #include <vector>
 
-#include "reference/conv2d_common.h"
-#include "reference/conv2d_packers.h"
-#include "reference/dtype.h"
-#include "reference/gemm.h"
-#include "reference/op_kernel.h"
-#include "reference/validate.h"
+#include "conv2d_common.h"
+#include "conv2d_packers.h"
+#include "dtype.h"
+#include "gemm.h"
+#include "op_kernel.h"
+#include "validate.h"
 
 namespace nnrt::reference {
 namespace {

@@ -7,14 +7,14 @@
 // are added in chunk order. db sums dy over (n, oh, ow) in the cascade order.
 #include <vector>
 
-#include "reference/conv2d_common.h"
-#include "reference/conv2d_packers.h"
-#include "reference/dtype.h"
-#include "reference/gemm.h"
-#include "reference/op_kernel.h"
-#include "reference/strided.h"
-#include "reference/summation.h"
-#include "reference/validate.h"
+#include "conv2d_common.h"
+#include "conv2d_packers.h"
+#include "dtype.h"
+#include "gemm.h"
+#include "op_kernel.h"
+#include "strided.h"
+#include "summation.h"
+#include "validate.h"
 
 namespace nnrt::reference {
 namespace {

@@ -5,13 +5,13 @@
 // so that even small images make wide tiles; the im2col matrix is gathered while packing.
 #include <vector>
 
-#include "reference/activation.h"
-#include "reference/conv2d_common.h"
-#include "reference/conv2d_packers.h"
-#include "reference/dtype.h"
-#include "reference/gemm.h"
-#include "reference/op_kernel.h"
-#include "reference/validate.h"
+#include "activation.h"
+#include "conv2d_common.h"
+#include "conv2d_packers.h"
+#include "dtype.h"
+#include "gemm.h"
+#include "op_kernel.h"
+#include "validate.h"
 
 namespace nnrt::reference {
 namespace {

@@ -4,10 +4,10 @@
 // integers to narrower integers saturate, anything to BOOL is x != 0.
 #include <string.h>
 
-#include "reference/dtype.h"
-#include "reference/elementwise.h"
-#include "reference/op_kernel.h"
-#include "reference/validate.h"
+#include "dtype.h"
+#include "elementwise.h"
+#include "op_kernel.h"
+#include "validate.h"
 
 namespace nnrt::reference {
 namespace {

@@ -3,11 +3,11 @@
 // U8 mask records it (1 kept, 0 dropped) and y = x * mask * (1 / (1 - p)), as PyTorch computes it
 // (a dropped NaN stays NaN). Backward: dx = dy * mask * (1 / (1 - p)), any nonzero mask byte
 // counting as kept.
-#include "reference/dtype.h"
-#include "reference/elementwise.h"
-#include "reference/op_kernel.h"
-#include "reference/random_words.h"
-#include "reference/validate.h"
+#include "dtype.h"
+#include "elementwise.h"
+#include "op_kernel.h"
+#include "random_words.h"
+#include "validate.h"
 
 namespace nnrt::reference {
 namespace {

@@ -2,11 +2,11 @@
 // (counter-based Philox streams, kernels/philox.h: element i of the output, in row-major order, is
 // element args.counter + i of the stream of attrs.seed, so any backend, thread count or chunking
 // gives the same numbers). RANDOM computes in f32 and rounds once to the output dtype.
-#include "reference/dtype.h"
-#include "reference/elementwise.h"
-#include "reference/op_kernel.h"
-#include "reference/random_words.h"
-#include "reference/validate.h"
+#include "dtype.h"
+#include "elementwise.h"
+#include "op_kernel.h"
+#include "random_words.h"
+#include "validate.h"
 #include "nnrt/kernels/philox.h"
 
 namespace nnrt::reference {

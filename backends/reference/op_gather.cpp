@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "nnrt/kernels/index_ops.h"
-#include "reference/dtype.h"
-#include "reference/op_kernel.h"
-#include "reference/strided.h"
-#include "reference/validate.h"
+#include "dtype.h"
+#include "op_kernel.h"
+#include "strided.h"
+#include "validate.h"
 
 namespace nnrt::reference {
 namespace {

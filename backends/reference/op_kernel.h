@@ -10,7 +10,7 @@
 
 #include <memory>
 
-#include "reference/exec.h"
+#include "exec.h"
 #include "nnrt/nnrt_backend.h"
 
 namespace nnrt::reference {

@@ -8,11 +8,11 @@
 // The loss is rank 0 in pred's dtype; the backward op writes dpred = d loss / d pred * scalar 0.
 #include <vector>
 
-#include "reference/dtype.h"
-#include "reference/op_kernel.h"
-#include "reference/strided.h"
-#include "reference/summation.h"
-#include "reference/validate.h"
+#include "dtype.h"
+#include "op_kernel.h"
+#include "strided.h"
+#include "summation.h"
+#include "validate.h"
 #include "nnrt/kernels/fmath.h"
 #include "nnrt/kernels/loss.h"
 

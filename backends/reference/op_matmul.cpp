@@ -1,12 +1,12 @@
 // NNRT_OP_MATMUL: c[..., M, N] = fused(a[..., M, K] * b[..., K, N] + bias[N]) for float dtypes,
 // with batch dims broadcast through stride 0 and transposed operands as strided views. Runs on the
 // blocked product of gemm.h, accumulating in f32 (f64 for f64).
-#include "reference/activation.h"
-#include "reference/dtype.h"
-#include "reference/gemm.h"
-#include "reference/op_kernel.h"
-#include "reference/unary_dispatch.h"
-#include "reference/validate.h"
+#include "activation.h"
+#include "dtype.h"
+#include "gemm.h"
+#include "op_kernel.h"
+#include "unary_dispatch.h"
+#include "validate.h"
 
 namespace nnrt::reference {
 namespace {

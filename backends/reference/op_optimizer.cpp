@@ -2,10 +2,10 @@
 // (grad in; param, state0 [opt], state1 [opt] out, read and written). The per-element rules are in
 // kernels/optimizer.h; this file checks that the states match the alg (SGD: velocity when
 // momentum > 0; ADAGRAD, RMSPROP: one; ADAM, ADAMW, ADAMAX: two) and walks the elements.
-#include "reference/dtype.h"
-#include "reference/op_kernel.h"
-#include "reference/strided.h"
-#include "reference/validate.h"
+#include "dtype.h"
+#include "op_kernel.h"
+#include "strided.h"
+#include "validate.h"
 #include "nnrt/kernels/optimizer.h"
 
 namespace nnrt::reference {

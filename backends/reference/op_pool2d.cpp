@@ -8,11 +8,11 @@
 
 #include <vector>
 
-#include "reference/conv2d_common.h"
-#include "reference/dtype.h"
-#include "reference/op_kernel.h"
-#include "reference/strided.h"
-#include "reference/validate.h"
+#include "conv2d_common.h"
+#include "dtype.h"
+#include "op_kernel.h"
+#include "strided.h"
+#include "validate.h"
 #include "nnrt/kernels/pool.h"
 
 namespace nnrt::reference {

@@ -10,11 +10,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "reference/dtype.h"
-#include "reference/op_kernel.h"
-#include "reference/strided.h"
-#include "reference/summation.h"
-#include "reference/validate.h"
+#include "dtype.h"
+#include "op_kernel.h"
+#include "strided.h"
+#include "summation.h"
+#include "validate.h"
 #include "nnrt/kernels/fmath.h"
 
 namespace nnrt::reference {

@@ -6,11 +6,11 @@
 // Backward, from the forward output y:
 //   softmax     dx = y * (dy - sum(dy * y))
 //   log_softmax dx = dy - exp(y) * sum(dy)
-#include "reference/dtype.h"
-#include "reference/op_kernel.h"
-#include "reference/strided.h"
-#include "reference/summation.h"
-#include "reference/validate.h"
+#include "dtype.h"
+#include "op_kernel.h"
+#include "strided.h"
+#include "summation.h"
+#include "validate.h"
 #include "nnrt/kernels/fmath.h"
 
 namespace nnrt::reference {

@@ -1,11 +1,11 @@
 // NNRT_OP_UNARY and NNRT_OP_UNARY_BACKWARD: the activations of kernels/eltwise.h on float dtypes,
 // and NEG, ABS, SIGN (and IDENTITY) on I32, I64 and U8 with wrap-around like numpy: -INT_MIN and
 // |INT_MIN| are INT_MIN, -x of a U8 is 256 - x.
-#include "reference/dtype.h"
-#include "reference/elementwise.h"
-#include "reference/op_kernel.h"
-#include "reference/unary_dispatch.h"
-#include "reference/validate.h"
+#include "dtype.h"
+#include "elementwise.h"
+#include "op_kernel.h"
+#include "unary_dispatch.h"
+#include "validate.h"
 #include "nnrt/kernels/eltwise.h"
 
 namespace nnrt::reference {

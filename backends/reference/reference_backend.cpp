@@ -1,4 +1,4 @@
-#include "reference/reference_backend.h"
+#include "reference_backend.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -8,14 +8,21 @@
 #include <string>
 #include <thread>
 
-#include "reference/errors.h"
-#include "reference/op_kernel.h"
-#include "reference/validate.h"
+#include "errors.h"
+#include "op_kernel.h"
+#include "validate.h"
 
 namespace nnrt::reference {
 namespace {
 
-const nnrt_host_api *g_host = nullptr;  // set once by backend_entry
+// The reference backend as the plugin kit sees it (nnrt/plugin_kit.hpp). No size limits: it indexes
+// in 64 bits throughout, and it is where ops too large for another backend run.
+struct Reference {
+  static constexpr const char *name = "reference backend";
+  using Host = nnrt_host_api;
+  static constexpr int64_t max_dim = 0;
+  static constexpr int64_t max_elements = 0;
+};
 
 struct Instance {
   Exec exec;
@@ -25,27 +32,6 @@ struct Op {
   nnrt_op_desc desc;  // a copy: the descriptor is not kept by reference
   KernelPtr kernel;
 };
-
-// Passes a message to host->set_error. Never throws: building the string may fail for lack of
-// memory, and then a fixed message goes instead.
-template <class MakeMessage>
-void report(MakeMessage make) noexcept {
-  if (!g_host || !g_host->set_error) return;
-  try {
-    const std::string message = make();
-    g_host->set_error(message.c_str());
-  } catch (...) {
-    g_host->set_error("reference backend: out of memory while reporting an error");
-  }
-}
-
-void report(const char *message) noexcept {
-  report([message] { return std::string(message); });
-}
-
-void report_for_kind(int32_t kind, const char *message) noexcept {
-  report([&] { return std::string("reference backend: ") + op_kind_name(kind) + ": " + message; });
-}
 
 using Factory = KernelPtr (*)(const OpSetup &);
 
@@ -91,25 +77,6 @@ KernelPtr build_kernel(const Instance &instance, const nnrt_op_desc &desc) {
   return factory(OpSetup{desc, instance.exec});
 }
 
-// The status of an exception caught at the table boundary, with its message reported.
-nnrt_status status_of_current_exception(int32_t kind) {
-  try {
-    throw;
-  } catch (const OpError &e) {
-    report_for_kind(kind, e.what());
-    return e.status();
-  } catch (const std::bad_alloc &) {
-    report_for_kind(kind, "out of host memory");
-    return NNRT_ERR_OUT_OF_MEMORY;
-  } catch (const std::exception &e) {
-    report_for_kind(kind, e.what());
-    return NNRT_ERR_INTERNAL;
-  } catch (...) {
-    report_for_kind(kind, "unknown internal error");
-    return NNRT_ERR_INTERNAL;
-  }
-}
-
 // ---- The table functions ----------------------------------------------------------------------
 
 int32_t probe(int32_t *device_count, char *reason, size_t reason_cap) {
@@ -138,14 +105,9 @@ void cpu_model_name(char *out, size_t cap) {
 }
 
 nnrt_status device_props(int32_t device, nnrt_device_props *props) {
-  if (!props || props->struct_size < offsetof(nnrt_device_props, name)) {
-    report("reference backend: device_props needs a props struct with struct_size set");
-    return NNRT_ERR_INVALID_ARGUMENT;
-  }
-  if (device != 0) {
-    report([device] { return "reference backend: device " + std::to_string(device) + " does not exist; it has device 0 only"; });
-    return NNRT_ERR_NO_DEVICE;
-  }
+  if (!props || props->struct_size < offsetof(nnrt_device_props, name))
+    fail(NNRT_ERR_INVALID_ARGUMENT, "device_props needs a props struct with struct_size set");
+  if (device != 0) fail(NNRT_ERR_NO_DEVICE, "device %d does not exist; it has device 0 only", device);
   if (NNRT_HAS_MEMBER(props, nnrt_device_props, kind)) props->kind = NNRT_DEVICE_CPU;
   if (NNRT_HAS_MEMBER(props, nnrt_device_props, name)) cpu_model_name(props->name, sizeof props->name);
   if (NNRT_HAS_MEMBER(props, nnrt_device_props, memory_bytes)) {
@@ -163,22 +125,16 @@ nnrt_status device_props(int32_t device, nnrt_device_props *props) {
 }
 
 nnrt_status open_device(const nnrt_device_config *config, nnrt_backend_instance **out) {
-  if (!config || !out || config->struct_size < offsetof(nnrt_device_config, pool) + sizeof(config->pool)) {
-    report("reference backend: open needs a config (with struct_size set) and an out pointer");
-    return NNRT_ERR_INVALID_ARGUMENT;
-  }
-  if (!g_host) return NNRT_ERR_INVALID_ARGUMENT;  // backend_entry was never called: nobody to tell
-  if (config->device != 0) {
-    report([config] {
-      return "reference backend: device " + std::to_string(config->device) + " does not exist; it has device 0 only";
-    });
-    return NNRT_ERR_NO_DEVICE;
-  }
-  Instance *instance = new (std::nothrow) Instance;
-  if (!instance) return NNRT_ERR_OUT_OF_MEMORY;
-  instance->exec.host = g_host;
+  if (!config || !out || config->struct_size < offsetof(nnrt_device_config, pool) + sizeof(config->pool))
+    fail(NNRT_ERR_INVALID_ARGUMENT, "open needs a config (with struct_size set) and an out pointer");
+  const nnrt_host_api *host = plugin_kit::host<Reference>();
+  if (!host) return NNRT_ERR_INVALID_ARGUMENT;  // backend_entry was never called: nobody to tell
+  if (config->device != 0)
+    fail(NNRT_ERR_NO_DEVICE, "device %d does not exist; it has device 0 only", config->device);
+  Instance *instance = new Instance;
+  instance->exec.host = host;
   instance->exec.pool = config->pool;
-  int threads = config->pool && g_host->pool_threads ? g_host->pool_threads(config->pool) : 1;
+  int threads = config->pool ? host->pool_threads(config->pool) : 1;
   instance->exec.threads = threads < 1 ? 1 : threads;
   *out = reinterpret_cast<nnrt_backend_instance *>(instance);
   return NNRT_OK;
@@ -187,22 +143,17 @@ nnrt_status open_device(const nnrt_device_config *config, nnrt_backend_instance 
 void close_device(nnrt_backend_instance *instance) { delete reinterpret_cast<Instance *>(instance); }
 
 int32_t supports(nnrt_backend_instance *instance, const nnrt_op_desc *desc) {
-  if (!instance || !desc) return 0;
   try {
     build_kernel(*reinterpret_cast<Instance *>(instance), *desc);
     return 1;
-  } catch (...) {
+  } catch (const OpError &) {
     return 0;
   }
 }
 
 nnrt_status op_create(nnrt_backend_instance *instance, const nnrt_op_desc *desc, nnrt_backend_op **out,
                       size_t *workspace_bytes) {
-  if (!instance || !desc || !out || !workspace_bytes) {
-    report("reference backend: op_create needs an instance, a descriptor, out and workspace_bytes");
-    return NNRT_ERR_INVALID_ARGUMENT;
-  }
-  try {
+  return plugin_kit::guarded<Reference>(op_kind_name(desc->kind), [&] {
     if (desc->struct_size < sizeof(nnrt_op_desc))  // checked before the copy reads that many bytes
       fail(NNRT_ERR_INVALID_ARGUMENT, "descriptor struct_size is %u; expected at least %zu", desc->struct_size,
            sizeof(nnrt_op_desc));
@@ -213,9 +164,7 @@ nnrt_status op_create(nnrt_backend_instance *instance, const nnrt_op_desc *desc,
     *workspace_bytes = op->kernel->workspace_bytes();
     *out = reinterpret_cast<nnrt_backend_op *>(op.release());
     return NNRT_OK;
-  } catch (...) {
-    return status_of_current_exception(desc->kind);
-  }
+  });
 }
 
 // Checks the run arguments against the descriptor; throws OpError.
@@ -244,75 +193,49 @@ void check_args(const Op &op, const nnrt_op_args &args) {
 }
 
 nnrt_status op_run(nnrt_backend_op *handle, const nnrt_op_args *args) {
-  if (!handle || !args) {
-    report("reference backend: op_run needs an op and args");
-    return NNRT_ERR_INVALID_ARGUMENT;
-  }
+  if (!handle || !args) fail(NNRT_ERR_INVALID_ARGUMENT, "op_run needs an op and args");
   const Op &op = *reinterpret_cast<const Op *>(handle);
-  try {
+  return plugin_kit::guarded<Reference>(op_kind_name(op.desc.kind), [&] {
     check_args(op, *args);
     op.kernel->run(*args);
     return NNRT_OK;
-  } catch (...) {
-    return status_of_current_exception(op.desc.kind);
-  }
+  });
 }
 
 void op_destroy(nnrt_backend_op *op) { delete reinterpret_cast<Op *>(op); }
 
-const nnrt_backend_v1 kTable = {
-    sizeof(nnrt_backend_v1),
-    NNRT_BACKEND_ABI_MAJOR,
-    "reference",
-    "nnrt reference 0.1",
-    NNRT_DEVICE_CPU,
-    NNRT_BACKEND_HOST_MEMORY,
-    probe,
-    device_props,
-    open_device,
-    close_device,
-    nullptr,  // mem_alloc: host memory
-    nullptr,  // mem_free
-    nullptr,  // host_alloc
-    nullptr,  // host_free
-    nullptr,  // memcpy_async
-    nullptr,  // memset_async
-    nullptr,  // stream_create: all work completes inside op_run
-    nullptr,  // stream_destroy
-    nullptr,  // stream_synchronize
-    supports,
-    op_create,
-    op_run,
-    op_destroy,
-    nullptr,  // event_create: no second stream to order
-    nullptr,  // event_destroy
-    nullptr,  // event_record
-    nullptr,  // stream_wait_event
-    nullptr,  // event_synchronize
-    nullptr,  // device_status: nothing to add to the progress on a CPU
-    nullptr,  // parallel_run: the reference backend is the host pool's user, not a pool
-};
+using plugin_kit::barrier;
+
+const nnrt_backend_v1 *table() {
+  static const nnrt_backend_v1 t = [] {
+    nnrt_backend_v1 b = plugin_kit::backend_table<Reference>();
+    b.name = "reference";
+    b.version = "nnrt reference 0.1";
+    b.kind = NNRT_DEVICE_CPU;
+    // Host memory: the memory and stream functions stay NULL, as all work completes inside op_run.
+    // No events (no second stream to order), no device_status (nothing to add to the progress on
+    // a CPU), no parallel_run (the reference backend is the host pool's user, not a pool).
+    b.flags = NNRT_BACKEND_HOST_MEMORY;
+    b.probe = probe;
+    b.device_props = barrier<Reference, device_props>;
+    b.open = barrier<Reference, open_device>;
+    b.close = close_device;
+    b.supports = plugin_kit::supports<Reference, supports>;
+    b.op_create = plugin_kit::op_create<Reference, op_create>;
+    b.op_run = barrier<Reference, op_run>;
+    b.op_destroy = op_destroy;
+    return b;
+  }();
+  return &t;
+}
 
 }  // namespace
 
 const nnrt_backend_v1 *backend_entry(uint32_t host_abi, const nnrt_host_api *host) {
-  if (!host) return nullptr;
-  if (host_abi != NNRT_BACKEND_ABI_MAJOR || host->abi_major != NNRT_BACKEND_ABI_MAJOR) {
-    if (host->set_error) {
-      char message[128];
-      snprintf(message, sizeof message, "reference backend: built for backend ABI %d, host has %u",
-               NNRT_BACKEND_ABI_MAJOR, host_abi);
-      host->set_error(message);
-    }
+  if (!plugin_kit::accept_host<Reference>(host_abi, host, {NNRT_HOST_FUNCTION(nnrt_host_api, parallel_for),
+                                                          NNRT_HOST_FUNCTION(nnrt_host_api, pool_threads)}))
     return nullptr;
-  }
-  if (host->struct_size < offsetof(nnrt_host_api, pool_threads) + sizeof(host->pool_threads) ||
-      !host->set_error || !host->parallel_for || !host->pool_threads) {
-    if (host->set_error) host->set_error("reference backend: the host API lacks set_error, parallel_for or pool_threads");
-    return nullptr;
-  }
-  g_host = host;
-  return &kTable;
+  return table();
 }
 
 }  // namespace nnrt::reference

@@ -13,9 +13,9 @@
 
 #include <vector>
 
-#include "reference/dtype.h"
-#include "reference/exec.h"
-#include "reference/strided.h"
+#include "dtype.h"
+#include "exec.h"
+#include "strided.h"
 
 namespace nnrt::reference {
 

@@ -4,7 +4,7 @@
 
 #include <type_traits>
 
-#include "reference/errors.h"
+#include "errors.h"
 #include "nnrt/nnrt_backend.h"
 
 namespace nnrt::reference {

@@ -1,10 +1,10 @@
-#include "reference/validate.h"
+#include "validate.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "reference/errors.h"
-#include "reference/unary_dispatch.h"
+#include "errors.h"
+#include "unary_dispatch.h"
 
 namespace nnrt::reference {
 namespace {

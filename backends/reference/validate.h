@@ -8,7 +8,7 @@
 
 #include <initializer_list>
 
-#include "reference/dtype.h"
+#include "dtype.h"
 #include "nnrt/nnrt_backend.h"
 
 namespace nnrt::reference {

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "nnrt/kernels/half.h"
-#include "comm_entry.h"
+#include "nnrt/plugin_kit.hpp"
 #include "liveness.h"
 #include "nnrt/nnrt_comm.h"
 
@@ -67,7 +67,13 @@ namespace {
 
 using nnrt::comm_mpi::Liveness;
 
-const nnrt_comm_host_api *host = nullptr;
+// The MPI communicator as the plugin kit (nnrt/plugin_kit.hpp) sees it: every table function runs
+// behind its barrier, and the host its entry point accepted receives the messages.
+struct Mpi {
+  static constexpr const char *name = "mpi communicator";
+  using Host = nnrt_comm_host_api;
+};
+
 
 std::string mpi_error_text(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -361,7 +367,7 @@ nnrt_status failure(nnrt_comm *c, nnrt_status s, const std::string &message) {
     std::lock_guard<std::mutex> lock(c->error_mutex);
     c->last_error = message;
   }
-  if (host) host->set_error(message.c_str());
+  if (const auto *host = nnrt::plugin_kit::host<Mpi>()) host->set_error(message.c_str());
   return s;
 }
 
@@ -374,7 +380,7 @@ nnrt_status check_usable(nnrt_comm *c) {
     std::lock_guard<std::mutex> lock(c->error_mutex);
     std::string why = c->broken_reason;
     c->last_error = "mpi communicator: unusable after an earlier failure: " + why;
-    if (host) host->set_error(c->last_error.c_str());
+    if (const auto *host = nnrt::plugin_kit::host<Mpi>()) host->set_error(c->last_error.c_str());
     return NNRT_ERR_BACKEND;
   }
   return NNRT_OK;
@@ -611,13 +617,21 @@ std::string library_version() {
 
 extern "C" __attribute__((visibility("default"))) const nnrt_comm_v1 *nnrt_comm_entry(uint32_t host_abi,
                                                                                       const nnrt_comm_host_api *h) {
-  if (!nnrt::comm::host_accepted(host_abi, h)) return nullptr;
-  host = h;
+  using nnrt::plugin_kit::barrier;
+  if (!nnrt::plugin_kit::accept_host<Mpi>(host_abi, h, {})) return nullptr;
   static const std::string version = library_version();
   static const nnrt_comm_v1 table = {
-      sizeof(nnrt_comm_v1), NNRT_COMM_ABI_MAJOR, "mpi",       version.c_str(), NNRT_COMM_HOST_MEMORY,
-      mpi_create,           mpi_destroy,         mpi_info,    mpi_allreduce,   mpi_broadcast,
-      mpi_allgather,        mpi_barrier,         mpi_wait,    mpi_abort,       mpi_last_error,
+      sizeof(nnrt_comm_v1), NNRT_COMM_ABI_MAJOR, "mpi", version.c_str(), NNRT_COMM_HOST_MEMORY,
+      barrier<Mpi, mpi_create>,
+      barrier<Mpi, mpi_destroy>,
+      barrier<Mpi, mpi_info>,
+      barrier<Mpi, mpi_allreduce>,
+      barrier<Mpi, mpi_broadcast>,
+      barrier<Mpi, mpi_allgather>,
+      barrier<Mpi, mpi_barrier>,
+      barrier<Mpi, mpi_wait>,
+      barrier<Mpi, mpi_abort>,
+      barrier<Mpi, mpi_last_error>,
   };
   return &table;
 }

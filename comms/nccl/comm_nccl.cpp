@@ -16,7 +16,7 @@
 #include <mutex>
 #include <string>
 
-#include "comm_entry.h"
+#include "nnrt/plugin_kit.hpp"
 #include "nnrt/nnrt_comm.h"
 
 struct nnrt_comm_request {
@@ -35,11 +35,17 @@ struct nnrt_comm {
 
 namespace {
 
-const nnrt_comm_host_api *host = nullptr;
+// The NCCL communicator as the plugin kit (nnrt/plugin_kit.hpp) sees it: every table function runs
+// behind its barrier, and the host its entry point accepted receives the messages.
+struct Nccl {
+  static constexpr const char *name = "nccl communicator";
+  using Host = nnrt_comm_host_api;
+};
+
 
 nnrt_status failure(nnrt_comm *c, nnrt_status s, const std::string &message) {
   if (c) c->last_error = message;
-  if (host) host->set_error(message.c_str());
+  if (const auto *host = nnrt::plugin_kit::host<Nccl>()) host->set_error(message.c_str());
   return s;
 }
 
@@ -237,13 +243,21 @@ std::string library_version() {
 
 extern "C" __attribute__((visibility("default"))) const nnrt_comm_v1 *nnrt_comm_entry(uint32_t host_abi,
                                                                                       const nnrt_comm_host_api *h) {
-  if (!nnrt::comm::host_accepted(host_abi, h)) return nullptr;
-  host = h;
+  using nnrt::plugin_kit::barrier;
+  if (!nnrt::plugin_kit::accept_host<Nccl>(host_abi, h, {})) return nullptr;
   static const std::string version = library_version();
   static const nnrt_comm_v1 table = {
-      sizeof(nnrt_comm_v1), NNRT_COMM_ABI_MAJOR, "nccl",        version.c_str(), 0,
-      nccl_create,          nccl_destroy,        nccl_info,     nccl_allreduce,  nccl_broadcast,
-      nccl_allgather,       nccl_barrier,        nccl_wait,     nccl_abort,      nccl_last_error,
+      sizeof(nnrt_comm_v1), NNRT_COMM_ABI_MAJOR, "nccl", version.c_str(), 0,
+      barrier<Nccl, nccl_create>,
+      barrier<Nccl, nccl_destroy>,
+      barrier<Nccl, nccl_info>,
+      barrier<Nccl, nccl_allreduce>,
+      barrier<Nccl, nccl_broadcast>,
+      barrier<Nccl, nccl_allgather>,
+      barrier<Nccl, nccl_barrier>,
+      barrier<Nccl, nccl_wait>,
+      barrier<Nccl, nccl_abort>,
+      barrier<Nccl, nccl_last_error>,
   };
   return &table;
 }

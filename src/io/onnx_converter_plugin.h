@@ -3,7 +3,7 @@
 #pragma once
 
 #include "core/json_options.h"
-#include "io/onnx_converter.h"
+#include "nnrt/onnx_converter.h"
 
 namespace nnrt::io {
 

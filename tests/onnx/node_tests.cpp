@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/shape.h"
 #include "io/onnx/onnx_tensor.h"
 #include "nnrt/nnrt.h"
 #include "onnx.pb.h"

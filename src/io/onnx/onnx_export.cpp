@@ -1,10 +1,9 @@
-#include "io/onnx/onnx_export.h"
+#include "onnx_export.h"
 
 #include <cmath>
 
-#include "core/error.h"
-#include "core/version.h"
-#include "io/onnx/onnx_tensor.h"
+#include "converter_base.h"
+#include "onnx_tensor.h"
 #include "nnrt/nnrt.h"
 
 namespace nnrt::io::onnx_format {

@@ -7,9 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/json_options.h"
-#include "core/shape.h"
-#include "io/onnx_converter.h"
+#include "converter_base.h"
+#include "nnrt/onnx_converter.h"
 #include "onnx.pb.h"
 
 namespace nnrt::io::onnx_format {

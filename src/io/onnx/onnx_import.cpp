@@ -1,4 +1,4 @@
-#include "io/onnx/onnx_import.h"
+#include "onnx_import.h"
 
 #include <set>
 

@@ -19,10 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/json_options.h"
-#include "io/onnx/onnx_tensor.h"
-#include "io/onnx_converter.h"
+#include "converter_base.h"
+#include "onnx_tensor.h"
+#include "nnrt/onnx_converter.h"
 
 namespace nnrt::io::onnx_format {
 

@@ -1,7 +1,7 @@
 // ONNX Conv, ConvTranspose, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool and
 // BatchNormalization onto nnrt's conv2d, conv2d_transpose, pooling and batchnorm layers (2-D, NCHW,
 // the batch in dim 0).
-#include "io/onnx/onnx_import.h"
+#include "onnx_import.h"
 
 namespace nnrt::io::onnx_format {
 

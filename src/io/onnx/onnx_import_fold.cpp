@@ -5,7 +5,7 @@
 // such a shape stays one value (Value::filled) that the ops reading it check (an LSTM's zero state).
 #include <cstring>
 
-#include "io/onnx/onnx_import.h"
+#include "onnx_import.h"
 
 namespace nnrt::io::onnx_format {
 

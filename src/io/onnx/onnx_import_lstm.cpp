@@ -8,7 +8,7 @@
 // states, sequences of different lengths, the cell state as an output) is refused by name.
 #include <algorithm>
 
-#include "io/onnx/onnx_import.h"
+#include "onnx_import.h"
 
 namespace nnrt::io::onnx_format {
 

@@ -3,7 +3,7 @@
 // layers.
 #include <cstring>
 
-#include "io/onnx/onnx_import.h"
+#include "onnx_import.h"
 
 namespace nnrt::io::onnx_format {
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "io/onnx/onnx_import.h"
+#include "onnx_import.h"
 
 namespace nnrt::io::onnx_format {
 

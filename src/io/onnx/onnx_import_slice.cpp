@@ -3,7 +3,7 @@
 // torch.onnx.export). Constant starts, ends and axes: attributes before opset 10, inputs from it.
 #include <algorithm>
 
-#include "io/onnx/onnx_import.h"
+#include "onnx_import.h"
 
 namespace nnrt::io::onnx_format {
 

@@ -1,14 +1,14 @@
-// libnnrt-onnx.so's entry point: the converter table of io/onnx_converter.h over the importer and
-// the exporter. Every C++ error stops here and becomes a status and a message.
+// libnnrt-onnx.so's entry point: the converter table of nnrt/onnx_converter.h over the importer and
+// the exporter. Every C++ error stops here, at the plugin kit's barrier (nnrt/plugin_kit.hpp), and
+// becomes a status and a message in the caller's buffer.
 #include <google/protobuf/stubs/common.h>
 
 #include <cstdlib>
 #include <cstring>
 
-#include "core/error.h"
-#include "core/version.h"
-#include "io/onnx/onnx_export.h"
-#include "io/onnx/onnx_import.h"
+#include "converter_base.h"
+#include "onnx_export.h"
+#include "onnx_import.h"
 
 struct nnrt_onnx_import {
   nnrt::io::onnx_format::ImportResult result;
@@ -16,6 +16,15 @@ struct nnrt_onnx_import {
 
 namespace nnrt::io::onnx_format {
 namespace {
+
+// The converter as the plugin kit sees it: errors are plugin_kit::Error (fail), std::bad_alloc or
+// other std::exceptions; this ABI has no host, so messages go into the caller's buffer.
+struct Converter {};
+
+template <class Fn>
+nnrt_status status_of(char *message, size_t size, Fn &&fn) {
+  return plugin_kit::guarded_into<Converter>(message, size, std::forward<Fn>(fn));
+}
 
 nnrt_status import_model_c(const nnrt_onnx_host *host, const char *path, const void *data, size_t nbytes,
                            const char *options_json, nnrt_onnx_import **out, char *message, size_t size) {

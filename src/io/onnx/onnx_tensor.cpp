@@ -1,9 +1,9 @@
-#include "io/onnx/onnx_tensor.h"
+#include "onnx_tensor.h"
 
 #include <cstring>
 #include <fstream>
 
-#include "core/error.h"
+#include "converter_base.h"
 #include "nnrt/kernels/half.h"
 
 namespace nnrt::io::onnx_format {

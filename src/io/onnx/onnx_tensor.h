@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/shape.h"
+#include "converter_base.h"
 #include "onnx.pb.h"
 
 namespace nnrt::io::onnx_format {
