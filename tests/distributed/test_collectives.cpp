@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "backend/communicator.h"
+#include "backend/comm/communicator.h"
 #include "core/error.h"
 #include "nnrt/kernels/half.h"
 

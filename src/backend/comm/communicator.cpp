@@ -1,6 +1,6 @@
-#include "backend/communicator.h"
+#include "backend/comm/communicator.h"
 
-#include "backend/comm_registry.h"
+#include "backend/comm/comm_registry.h"
 #include "core/error.h"
 
 namespace nnrt::backend {

@@ -1,13 +1,8 @@
-#include "backend/comm_registry.h"
-
-#include <dirent.h>
-#include <dlfcn.h>
-#include <limits.h>
-#include <stdlib.h>
+#include "backend/comm/comm_registry.h"
 
 #include <algorithm>
 
-#include "backend/registry.h"
+#include "backend/plugin_loader.h"
 #include "core/error.h"
 #include "core/log.h"
 
@@ -16,7 +11,6 @@ namespace nnrt::backend {
 namespace {
 
 const char comm_prefix[] = "libnnrt-comm-";
-const char comm_suffix[] = ".so";
 
 thread_local std::string comm_error;
 
@@ -24,20 +18,6 @@ void comm_log(int level, const char *message) { log::message(level, message ? me
 void comm_set_error(const char *message) { comm_error = message ? message : ""; }
 
 const nnrt_comm_host_api the_comm_host = {sizeof(nnrt_comm_host_api), NNRT_COMM_ABI_MAJOR, comm_log, comm_set_error};
-
-std::string comm_name(const std::string &file) {
-  size_t np = sizeof comm_prefix - 1, ns = sizeof comm_suffix - 1;
-  if (file.size() <= np + ns || file.compare(0, np, comm_prefix) != 0 ||
-      file.compare(file.size() - ns, ns, comm_suffix) != 0) {
-    return "";
-  }
-  return file.substr(np, file.size() - np - ns);
-}
-
-std::string canonical(const std::string &path) {
-  char buf[PATH_MAX];
-  return realpath(path.c_str(), buf) ? std::string(buf) : path;
-}
 
 // What is wrong with a table, or "".
 std::string check_table(const nnrt_comm_v1 *t) {
@@ -69,25 +49,10 @@ CommRegistry &CommRegistry::instance() {
 }
 
 void CommRegistry::discover() {
-  std::vector<std::string> dirs = Registry::instance().search_dirs();
   std::lock_guard<std::mutex> lock(mutex_);
-  std::vector<std::string> seen;
-  for (const std::string &dir : dirs) {
-    std::string d = canonical(dir);
-    if (std::find(seen.begin(), seen.end(), d) != seen.end()) continue;
-    seen.push_back(d);
-    std::vector<std::string> files;
-    if (DIR *h = opendir(d.c_str())) {
-      while (dirent *e = readdir(h))
-        if (!comm_name(e->d_name).empty()) files.push_back(e->d_name);
-      closedir(h);
-    }
-    std::sort(files.begin(), files.end());
-    for (const std::string &f : files) {
-      std::string path = canonical(d + "/" + f);
-      bool known = std::any_of(plugins_.begin(), plugins_.end(), [&](const CommPluginInfo &p) { return p.path == path; });
-      if (!known) load(path, comm_name(f));
-    }
+  for (const PluginFile &file : find_plugin_files(comm_prefix)) {
+    bool known = std::any_of(plugins_.begin(), plugins_.end(), [&](const CommPluginInfo &p) { return p.path == file.path; });
+    if (!known) load(file.path, file.name);
   }
 }
 
@@ -103,14 +68,9 @@ void CommRegistry::load(const std::string &path, const std::string &name) {
   for (const CommPluginInfo &p : plugins_) {
     if (p.loaded && p.name == name) return refuse(cat("a communicator named '", name, "' is already loaded from ", p.path));
   }
-  dlerror();
-  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char *e = dlerror();
-    return refuse(e ? e : "dlopen failed");
-  }
-  auto entry = reinterpret_cast<nnrt_comm_entry_fn>(dlsym(handle, "nnrt_comm_entry"));
-  if (!entry) return refuse("not an nnrt communicator: it does not export nnrt_comm_entry");
+  std::string error;
+  auto entry = reinterpret_cast<nnrt_comm_entry_fn>(open_plugin(path, "nnrt_comm_entry", "communicator", &error));
+  if (!entry) return refuse(error);
   take_comm_error();
   const nnrt_comm_v1 *table = entry(NNRT_COMM_ABI_MAJOR, &the_comm_host);
   if (!table) {
@@ -139,10 +99,9 @@ const nnrt_comm_v1 &CommRegistry::find(const std::string &name) {
     failures += cat("; ", p.path, " did not load: ", p.error);
   }
   if (!failures.empty()) fail(NNRT_ERR_BACKEND, "the communicator \"", name, "\" is not usable", failures);
-  std::string dirs;
-  for (const std::string &d : Registry::instance().search_dirs()) dirs += (dirs.empty() ? "" : ", ") + d;
-  fail(NNRT_ERR_BACKEND, "no communicator plugin \"", name, "\": expected a file ", comm_prefix, name, comm_suffix,
-       " in one of the plugin folders (", dirs, "); this build may lack it (meson -D", name, "=enabled)");
+  fail(NNRT_ERR_BACKEND, "no communicator plugin \"", name, "\": expected a file ", comm_prefix, name,
+       ".so in one of the plugin folders (", plugin_dirs_text(), "); this build may lack it (meson -D", name,
+       "=enabled)");
 }
 
 }  // namespace nnrt::backend
