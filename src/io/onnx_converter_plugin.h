@@ -1,4 +1,4 @@
-// Finds and loads the ONNX converter plugin (libnnrt-onnx.so, io/onnx_converter.h) in the backend
+// Finds and loads the ONNX converter plugin (libnnrt-onnx.so, nnrt/onnx_converter.h) in the backend
 // plugin folders on first use, and keeps it loaded.
 #pragma once
 

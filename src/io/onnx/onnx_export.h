@@ -1,6 +1,6 @@
 // ONNX export: an nnrt model written as a standard ONNX graph (opset 17), each layer as the ONNX
 // op(s) that compute the same thing at inference, parameters as float initializers, a symbolic
-// batch dim. The model arrives as the core's description (io/onnx_converter.h).
+// batch dim. The model arrives as the core's description (nnrt/onnx_converter.h).
 #pragma once
 
 #include <map>
