@@ -25,7 +25,7 @@
 
 #include "core/error.h"
 #include "core/shape.h"
-#include "io/onnx/onnx_tensor.h"
+#include "onnx_tensor.h"
 #include "nnrt/nnrt.h"
 #include "onnx.pb.h"
 
