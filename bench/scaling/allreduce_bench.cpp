@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "backend/communicator.h"
+#include "backend/comm/communicator.h"
 
 namespace {
 

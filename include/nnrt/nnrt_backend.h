@@ -494,6 +494,15 @@ typedef struct nnrt_backend_v1 {
   ** run it inside its own parallel region. A call from inside a chunk may run its chunks one after
   ** another on the calling thread. It needs no instance: the host may call it from any thread. */
   void (*parallel_run)(int64_t chunks, void (*chunk)(int64_t index, void *user), void *user);
+
+  /* The largest dim of any input or output, and the most elements of any one input or output, of
+  ** an op the backend handles; 0 = no limit. A vendor library may count in 32 bits inside (oneDNN's
+  ** primitive creation divides by zero for an output dim of 2^31), so a backend declares what it
+  ** takes, and ops beyond it are refused before its code sees them: supports() answers 0 and
+  ** op_create() returns NNRT_ERR_UNSUPPORTED naming the dim and the limit (the plugin kit,
+  ** nnrt/plugin_kit.hpp, does this), and the host runs the op on the reference backend. */
+  int64_t max_dim;
+  int64_t max_elements;
 } nnrt_backend_v1;
 
 /* What the host gives a backend: its services. */

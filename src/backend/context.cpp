@@ -8,7 +8,7 @@
 #include "core/json_options.h"
 #include "core/log.h"
 #include "core/version.h"
-#include "backend/comm_registry.h"
+#include "backend/comm/comm_registry.h"
 
 namespace nnrt {
 

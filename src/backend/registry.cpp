@@ -1,68 +1,13 @@
 #include "backend/registry.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 
-#include <dirent.h>
-#include <dlfcn.h>
-#include <limits.h>
-#include <stdlib.h>
-
-#include "reference/reference_backend.h"
+#include "backend/plugin_loader.h"
 #include "core/error.h"
 #include "core/log.h"
-
-#ifndef NNRT_INSTALL_LIBDIR
-#define NNRT_INSTALL_LIBDIR "/usr/local/lib"
-#endif
+#include "reference/reference_backend.h"
 
 namespace nnrt::backend {
-
-namespace {
-
-const char plugin_prefix[] = "libnnrt-backend-";
-const char plugin_suffix[] = ".so";
-
-// The backend name a plugin file name carries, or "" if the file is not a backend plugin.
-std::string plugin_name(const std::string &file) {
-  size_t np = sizeof plugin_prefix - 1, ns = sizeof plugin_suffix - 1;
-  if (file.size() <= np + ns || file.compare(0, np, plugin_prefix) != 0 ||
-      file.compare(file.size() - ns, ns, plugin_suffix) != 0) {
-    return "";
-  }
-  return file.substr(np, file.size() - np - ns);
-}
-
-std::string real_path(const std::string &path) {
-  char buf[PATH_MAX];
-  return realpath(path.c_str(), buf) ? std::string(buf) : path;
-}
-
-// The folder that holds the code of libnnrt (libnnrt.so, or the program a static libnnrt.a is in).
-std::string library_dir() {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void *>(&library_dir), &info) && info.dli_fname) {
-    std::string path = real_path(info.dli_fname);
-    size_t slash = path.rfind('/');
-    if (slash != std::string::npos) return path.substr(0, slash);
-  }
-  return "";
-}
-
-std::vector<std::string> sorted_plugin_files(const std::string &dir) {
-  std::vector<std::string> files;
-  if (DIR *d = opendir(dir.c_str())) {
-    while (dirent *e = readdir(d)) {
-      if (!plugin_name(e->d_name).empty()) files.push_back(e->d_name);
-    }
-    closedir(d);
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-}  // namespace
 
 Registry &Registry::instance() {
   static Registry *r = new Registry;  // never destroyed: plugins stay loaded until the process ends
@@ -110,40 +55,11 @@ void Registry::add_backend(const nnrt_backend_v1 *table, const std::string &path
   backends_.push_back(b);
 }
 
-std::vector<std::string> Registry::search_dirs() const {
-  std::vector<std::string> dirs;
-  if (const char *env = std::getenv("NNRT_BACKEND_PATH")) {
-    std::string all = env;
-    size_t start = 0;
-    while (start <= all.size()) {
-      size_t end = all.find(':', start);
-      if (end == std::string::npos) end = all.size();
-      if (end > start) dirs.push_back(all.substr(start, end - start));
-      start = end + 1;
-    }
-  }
-  std::string lib = library_dir();
-  if (!lib.empty()) {
-    dirs.push_back(lib);
-    dirs.push_back(lib + "/nnrt/backends");
-  }
-  dirs.push_back(NNRT_INSTALL_LIBDIR);
-  dirs.push_back(std::string(NNRT_INSTALL_LIBDIR) + "/nnrt/backends");
-  return dirs;
-}
-
 void Registry::discover() {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::vector<std::string> seen_dirs;
-  for (const std::string &dir : search_dirs()) {
-    std::string canonical = real_path(dir);
-    if (std::find(seen_dirs.begin(), seen_dirs.end(), canonical) != seen_dirs.end()) continue;
-    seen_dirs.push_back(canonical);
-    for (const std::string &file : sorted_plugin_files(canonical)) {
-      std::string path = real_path(canonical + "/" + file);
-      bool known = std::any_of(plugins_.begin(), plugins_.end(), [&](const PluginInfo &p) { return p.path == path; });
-      if (!known) load_plugin(path, plugin_name(file));
-    }
+  for (const PluginFile &file : find_plugin_files("libnnrt-backend-")) {
+    bool known = std::any_of(plugins_.begin(), plugins_.end(), [&](const PluginInfo &p) { return p.path == file.path; });
+    if (!known) load_plugin(file.path, file.name);
   }
 }
 
@@ -159,16 +75,9 @@ void Registry::load_plugin(const std::string &path, const std::string &name) {
   for (const BackendInfo &b : backends_) {
     if (b.name == name) return refuse(cat("a backend named '", name, "' is already loaded from ", b.path));
   }
-  dlerror();
-  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char *e = dlerror();
-    return refuse(e ? e : "dlopen failed");
-  }
-  // From here on the library stays loaded even if refused: its code may have registered handlers
-  // (atexit, thread-locals) that unloading would leave dangling.
-  auto entry = reinterpret_cast<nnrt_backend_entry_fn>(dlsym(handle, "nnrt_backend_entry"));
-  if (!entry) return refuse("not an nnrt backend: it does not export nnrt_backend_entry");
+  std::string error;
+  auto entry = reinterpret_cast<nnrt_backend_entry_fn>(open_plugin(path, "nnrt_backend_entry", "backend", &error));
+  if (!entry) return refuse(error);
   take_backend_error();
   const nnrt_backend_v1 *table = entry(NNRT_BACKEND_ABI_MAJOR, host_api());
   if (!table) {

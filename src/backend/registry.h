@@ -33,8 +33,8 @@ class Registry {
  public:
   static Registry &instance();
 
-  // Searches the plugin folders (NNRT_BACKEND_PATH, the folder of libnnrt and its nnrt/backends
-  // subfolder, the install libdir), reading the environment now, and loads plugins not seen yet.
+  // Searches the plugin folders (backend/plugin_loader.h), reading the environment now, and loads
+  // the backend plugins not seen yet.
   void discover();
 
   std::vector<PluginInfo> plugins() const;
@@ -42,10 +42,6 @@ class Registry {
 
   // Registers a backend linked into the program. Throws nnrt::Error.
   void register_static(nnrt_backend_entry_fn entry);
-
-  // The plugin folders, in search order, from the environment as it is now (communicator plugins
-  // are found in the same folders).
-  std::vector<std::string> search_dirs() const;
 
  private:
   Registry();

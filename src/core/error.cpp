@@ -10,13 +10,6 @@ thread_local std::string last_error_message;
 
 void set_last_error(const std::string &message) { last_error_message = message; }
 
-void write_message(char *message, size_t size, const std::string &text) {
-  if (!message || size == 0) return;
-  size_t n = text.size() < size - 1 ? text.size() : size - 1;
-  text.copy(message, n);
-  message[n] = '\0';
-}
-
 const char *last_error() { return last_error_message.c_str(); }
 
 const char *status_name(nnrt_status status) {

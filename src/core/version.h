@@ -1,14 +1,11 @@
-// The library's version as text, "MAJOR.MINOR.PATCH", made from nnrt.h's version macros.
+// The library's version as text, "MAJOR.MINOR.PATCH", made from nnrt.h's version macros (by the
+// plugin kit, so that the ONNX converter states the same version text it is checked against).
 #pragma once
 
-#include "nnrt/nnrt.h"
-
-#define NNRT_VERSION_TEXT2(x) #x
-#define NNRT_VERSION_TEXT(x) NNRT_VERSION_TEXT2(x)
+#include "nnrt/plugin_kit.hpp"
 
 namespace nnrt {
 
-inline constexpr const char *kVersionString = NNRT_VERSION_TEXT(NNRT_VERSION_MAJOR) "." NNRT_VERSION_TEXT(
-    NNRT_VERSION_MINOR) "." NNRT_VERSION_TEXT(NNRT_VERSION_PATCH);
+using plugin_kit::kVersionString;
 
 }  // namespace nnrt

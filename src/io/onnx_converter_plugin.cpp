@@ -1,11 +1,8 @@
 #include "io/onnx_converter_plugin.h"
 
-#include <dlfcn.h>
-#include <unistd.h>
-
 #include <mutex>
 
-#include "backend/registry.h"
+#include "backend/plugin_loader.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/version.h"
@@ -47,32 +44,15 @@ std::string check(const nnrt_onnx_converter *t) {
 
 void load(Loaded &l) {
   l.tried = true;
-  std::string searched;
-  for (const std::string &dir : backend::Registry::instance().search_dirs()) {
-    std::string path = dir + "/" + NNRT_ONNX_CONVERTER_FILE;
-    searched += (searched.empty() ? "" : ", ") + dir;
-    if (::access(path.c_str(), F_OK) == 0) {
-      l.path = path;
-      break;
-    }
-  }
+  l.path = backend::find_plugin_file(NNRT_ONNX_CONVERTER_FILE);
   if (l.path.empty()) {
-    l.error = cat("no ", NNRT_ONNX_CONVERTER_FILE, " in the plugin folders (", searched,
+    l.error = cat("no ", NNRT_ONNX_CONVERTER_FILE, " in the plugin folders (", backend::plugin_dirs_text(),
                   "); ONNX import and export need it (built with nnrt, installed beside the backend plugins)");
     return;
   }
-  dlerror();
-  void *handle = dlopen(l.path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char *e = dlerror();
-    l.error = e ? e : "dlopen failed";
-    return;
-  }
-  auto entry = reinterpret_cast<nnrt_onnx_converter_entry_fn>(dlsym(handle, NNRT_ONNX_CONVERTER_ENTRY));
-  if (!entry) {
-    l.error = cat("not an nnrt ONNX converter: it does not export ", NNRT_ONNX_CONVERTER_ENTRY);
-    return;
-  }
+  auto entry = reinterpret_cast<nnrt_onnx_converter_entry_fn>(
+      backend::open_plugin(l.path, NNRT_ONNX_CONVERTER_ENTRY, "ONNX converter", &l.error));
+  if (!entry) return;
   const nnrt_onnx_converter *table = entry(NNRT_ONNX_CONVERTER_ABI);
   l.error = check(table);
   if (l.error.empty()) l.table = table;

@@ -1,9 +1,9 @@
-// Finds and loads the ONNX converter plugin (libnnrt-onnx.so, io/onnx_converter.h) in the backend
+// Finds and loads the ONNX converter plugin (libnnrt-onnx.so, nnrt/onnx_converter.h) in the backend
 // plugin folders on first use, and keeps it loaded.
 #pragma once
 
 #include "core/json_options.h"
-#include "io/onnx_converter.h"
+#include "nnrt/onnx_converter.h"
 
 namespace nnrt::io {
 

@@ -91,7 +91,7 @@ std::shared_ptr<Model> import_onnx(const nnrt_onnx_converter &conv, std::shared_
   return m;
 }
 
-// The model as the converter's export description (io/onnx_converter.h).
+// The model as the converter's export description (nnrt/onnx_converter.h).
 Json describe_for_export(const Model &m) {
   Json d;
   d["input"] = m.input_shapes()[0].vec();

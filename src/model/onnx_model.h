@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "io/onnx_converter.h"
+#include "nnrt/onnx_converter.h"
 #include "model/model.h"
 
 namespace nnrt::model {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/communicator.h"
+#include "backend/comm/communicator.h"
 #include "backend/array.h"
 #include "backend/context.h"
 #include "core/json_options.h"

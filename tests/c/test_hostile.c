@@ -1,6 +1,7 @@
 /* Hostile input through the public API: JSON nested far too deep, numbers beyond a double, keys
 ** given twice, sizes whose byte counts overflow, files that are not files. Every call must return a
 ** status with a message; none may crash, hang or compute something else than asked. */
+#include <ctype.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -175,6 +176,101 @@ static void test_size_overflow(void) {
   nnrt_array_release(w);
 }
 
+/* One dim just past 2^31 for every op kind nnrt_op reaches. A backend that counts in 32 bits inside
+** (oneDNN divided by zero creating a convolution whose output height is 2^31) declares its limits,
+** and the op runs on the reference backend instead. Most cases keep the element count at zero with
+** another dim of 0, so the op runs whatever the memory; where the tensor is truly huge, the
+** context's hard memory limit gives NNRT_ERR_OUT_OF_MEMORY. */
+#define PAST_2_31 2147483649ll
+
+/* Runs `name` on `n` inputs and checks that it succeeded with an output of dims `want`. */
+static void check_huge_dim_op(nnrt_context *c, const char *name, const nnrt_array *const *in, int n, const char *attrs,
+                              int32_t want_ndim, const int64_t *want) {
+  nnrt_array *y = NULL;
+  nnrt_dtype dt;
+  int32_t ndim = -1, i;
+  int64_t dims[NNRT_MAX_DIMS];
+  nnrt_status s = nnrt_op(c, name, in, n, attrs, &y, 1);
+  if (s != NNRT_OK) fprintf(stderr, "  %s %s: %s\n", name, attrs ? attrs : "", nnrt_last_error());
+  CHECK(s == NNRT_OK);
+  if (!y) return;
+  CHECK_OK(nnrt_array_info(y, &dt, &ndim, dims));
+  CHECK(ndim == want_ndim);
+  for (i = 0; i < ndim && i < want_ndim; ++i) CHECK(dims[i] == want[i]);
+  nnrt_array_release(y);
+}
+
+/* `options` (NULL or a JSON object: the run's context options) with a hard memory limit of 1 GiB. */
+static void with_memory_limit(const char *options, char *out, size_t cap) {
+  const char *limit = "\"cache\": {\"max_total_bytes\": 1073741824}";
+  const char *end = options ? strrchr(options, '}') : NULL, *p;
+  int empty = 1;
+  if (!end || !strchr(options, '{')) {
+    snprintf(out, cap, "{%s}", limit);
+    return;
+  }
+  for (p = strchr(options, '{') + 1; p < end; ++p)
+    if (!isspace((unsigned char)*p)) empty = 0;
+  snprintf(out, cap, "%.*s%s%s}", (int)(end - options), options, empty ? "" : ", ", limit);
+}
+
+static void test_dim_past_2_31(const char *backend_options) {
+  nnrt_context *c = NULL;
+  nnrt_array *wide = NULL, *tall = NULL, *img = NULL, *x = NULL, *w = NULL, *y = NULL;
+  const nnrt_array *in[2];
+  int64_t wide_dims[2] = {0, PAST_2_31}, tall_dims[2] = {PAST_2_31, 0}, img_dims[4] = {0, 1, PAST_2_31, 1};
+  int64_t xs[4] = {1, 1, 4, 4}, x0s[4] = {0, 1, 4, 4}, ws[4] = {1, 1, 3, 3};
+  char options[256];
+  with_memory_limit(backend_options, options, sizeof options);
+  CHECK_OK(nnrt_context_create(options, &c));
+  if (!c) return;
+  CHECK_OK(nnrt_array_create(c, NNRT_DTYPE_F32, 2, wide_dims, &wide));
+  CHECK_OK(nnrt_array_create(c, NNRT_DTYPE_F32, 2, tall_dims, &tall));
+  CHECK_OK(nnrt_array_create(c, NNRT_DTYPE_F32, 4, img_dims, &img));
+  {
+    int64_t want_wide[2] = {0, PAST_2_31}, want_rows[1] = {0}, want_mm[2] = {0, 0}, want_t[2] = {PAST_2_31, 0};
+    int64_t want_conv[4] = {0, 1, 2147483648ll, 2}, want_img[4] = {0, 1, PAST_2_31, 1};
+    in[0] = wide;
+    in[1] = wide;
+    check_huge_dim_op(c, "add", in, 2, NULL, 2, want_wide);                             /* BINARY */
+    check_huge_dim_op(c, "relu", in, 1, NULL, 2, want_wide);                            /* UNARY */
+    check_huge_dim_op(c, "sum", in, 1, "{\"axes\": [1]}", 1, want_rows);                /* REDUCE */
+    check_huge_dim_op(c, "argmax", in, 1, "{\"axis\": 1}", 1, want_rows);               /* ARGREDUCE */
+    check_huge_dim_op(c, "softmax", in, 1, "{\"axis\": 1}", 2, want_wide);              /* SOFTMAX */
+    check_huge_dim_op(c, "cast", in, 1, "{\"dtype\": \"f64\"}", 2, want_wide);         /* COPY */
+    check_huge_dim_op(c, "transpose", in, 1, NULL, 2, want_t);                          /* COPY, strided */
+    in[1] = tall;
+    check_huge_dim_op(c, "matmul", in, 2, NULL, 2, want_mm);                            /* MATMUL, K = 2^31 + 1 */
+    in[0] = img;
+    check_huge_dim_op(c, "maxpool2d", in, 1, "{\"kernel\": 1}", 4, want_img);           /* POOL2D */
+    check_huge_dim_op(c, "avgpool2d", in, 1, "{\"kernel\": 1}", 4, want_img);
+    check_huge_dim_op(c, "fill", NULL, 0, "{\"shape\": [0, 2147483649]}", 2, want_wide); /* FILL */
+    check_huge_dim_op(c, "random_uniform", NULL, 0, "{\"shape\": [0, 2147483649]}", 2, want_wide); /* RANDOM */
+    check_huge_dim_op(c, "random_normal", NULL, 0, "{\"shape\": [0, 2147483649]}", 2, want_wide);
+    /* CONV2D: an output height of 2^31 from padding, with no images... */
+    CHECK_OK(nnrt_array_create(c, NNRT_DTYPE_F32, 4, x0s, &x));
+    CHECK_OK(nnrt_array_create(c, NNRT_DTYPE_F32, 4, ws, &w));
+    in[0] = x;
+    in[1] = w;
+    check_huge_dim_op(c, "conv2d", in, 2, "{\"padding\": [1073741823, 0]}", 4, want_conv);
+    nnrt_array_release(x);
+  }
+  /* ... and with one image: 16 GiB of output, beyond the context's limit. */
+  CHECK_OK(nnrt_array_create(c, NNRT_DTYPE_F32, 4, xs, &x));
+  in[0] = x;
+  CHECK_STATUS(nnrt_op(c, "conv2d", in, 2, "{\"padding\": [1073741823, 0]}", &y, 1), NNRT_ERR_OUT_OF_MEMORY, "bytes");
+  /* Filled and random tensors of 2^31 + 1 floats. */
+  CHECK_STATUS(nnrt_op(c, "fill", NULL, 0, "{\"shape\": [2147483649]}", &y, 1), NNRT_ERR_OUT_OF_MEMORY, "bytes");
+  CHECK_STATUS(nnrt_op(c, "random_normal", NULL, 0, "{\"shape\": [2147483649]}", &y, 1), NNRT_ERR_OUT_OF_MEMORY, "bytes");
+  CHECK(y == NULL);
+  nnrt_array_release(x);
+  nnrt_array_release(w);
+  nnrt_array_release(img);
+  nnrt_array_release(tall);
+  nnrt_array_release(wide);
+  nnrt_context_release(c);
+}
+
 /* mean over integer arrays, as the header documents. */
 static void test_integer_mean(void) {
   int32_t v[6] = {1, 2, 4, -3, -4, -6}, got[3];
@@ -234,6 +330,7 @@ int main(int argc, char **argv) {
   test_huge_numbers();
   test_duplicate_keys();
   test_size_overflow();
+  test_dim_past_2_31(argc > 1 ? argv[1] : NULL);
   test_integer_mean();
   test_special_files();
   nnrt_context_release(ctx);

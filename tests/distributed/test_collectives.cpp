@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/communicator.h"
+#include "backend/comm/communicator.h"
 #include "core/error.h"
 #include "nnrt/kernels/half.h"
 

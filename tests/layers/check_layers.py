@@ -2,9 +2,11 @@
 """Checks that libnnrt's layers are one-way (src/README.md), beyond what their include roots enforce.
 
 Arguments: the source root, then each layer's static library in the order of the layers
-(libnnrt_core.a first). Two checks:
+(libnnrt_core.a first). Three checks:
   - sources: every #include of a layer's header names that layer or one before it, and none climbs
     out of its folder with "../" (which the include roots cannot stop);
+  - plugins: no #include of a plugin's climbs out of its folder with "../" either (the build gives
+    plugins include/ and their own folder only, so that "core/error.h" does not resolve there);
   - symbols: no layer's library refers to a symbol that only a later layer's library defines (as a
     hand-written declaration of a higher layer's function would).
 Prints each violation and exits 1, or prints what it checked and exits 0.
@@ -47,6 +49,26 @@ def source_violations(src, layers):
     return problems, count
 
 
+# The plugins, outside libnnrt: backends, communicators and the ONNX converter (plugins/).
+PLUGIN_FOLDERS = ['plugins']
+
+
+def plugin_violations(root):
+    problems, count = [], 0
+    for top in PLUGIN_FOLDERS:
+        for folder, _, files in os.walk(os.path.join(root, top)):
+            for name in files:
+                if not name.endswith(('.h', '.cpp', '.cu', '.hpp')):
+                    continue
+                path = os.path.join(folder, name)
+                with open(path, encoding='utf-8') as f:
+                    targets = INCLUDE.findall(f.read())
+                count += len(targets)
+                problems += [f'{os.path.relpath(path, root)}: #include "{t}" climbs out of its plugin\'s folder'
+                             for t in targets if '..' in t.split('/')]
+    return problems, count
+
+
 def symbols(archive, defined):
     args = ['nm', '--defined-only' if defined else '--undefined-only', '--format=posix', archive]
     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
@@ -82,13 +104,15 @@ def main():
     problems, includes = source_violations(src, layers)
     more, defined = symbol_violations(archives, layers)
     problems += more
+    more, plugin_includes = plugin_violations(sys.argv[1])
+    problems += more
     for p in problems:
         print(p)
     if problems:
         print(f'{len(problems)} wrong-way use(s) between layers')
         return 1
     print(f'layers {" < ".join(layers)}: {includes} includes and the references among {defined} '
-          f'defined symbols all go one way')
+          f'defined symbols all go one way; the plugins\' {plugin_includes} includes stay in their folders')
     return 0
 
 

@@ -28,7 +28,8 @@
 #include <vector>
 
 #include "core/error.h"
-#include "io/onnx/onnx_tensor.h"
+#include "core/shape.h"
+#include "onnx_tensor.h"
 #include "nnrt/nnrt.h"
 #include "onnx.pb.h"
 

@@ -1,0 +1,132 @@
+// ONNX export of dense layers, activations, softmax, elementwise ops and reductions (their import:
+// onnx_import_math.cpp).
+#include <cmath>
+
+#include "converter_base.h"
+#include "onnx_export.h"
+#include "nnrt/nnrt.h"
+
+namespace nnrt::io::onnx_format {
+
+void write_activation(Exporter &ex, const std::string &act, const std::string &x, const std::string &out) {
+  const Json &a = ex.attrs();
+  double alpha = a.contains("alpha") ? a["alpha"].get<double>() : (act == "elu" ? 1.0 : 0.01);
+  if (act == "identity" || act == "linear" || act == "none") ex.add("Identity", {x}, out);
+  else if (act == "relu") ex.add("Relu", {x}, out);
+  else if (act == "sigmoid") ex.add("Sigmoid", {x}, out);
+  else if (act == "tanh") ex.add("Tanh", {x}, out);
+  else if (act == "leaky_relu" || act == "leakyrelu") Exporter::set_float(ex.add("LeakyRelu", {x}, out), "alpha", alpha);
+  else if (act == "elu") Exporter::set_float(ex.add("Elu", {x}, out), "alpha", alpha);
+  else if (act == "softmax") Exporter::set_int(ex.add("Softmax", {x}, out), "axis", 1);
+  else if (act == "log_softmax") Exporter::set_int(ex.add("LogSoftmax", {x}, out), "axis", 1);
+  else if (act == "gelu") {
+    // Opset 17 has no Gelu: x * 0.5 * (1 + erf(x / sqrt(2))).
+    ex.add("Div", {x, ex.scalar(out + "/sqrt2", static_cast<float>(std::sqrt(2.0)))}, out + "/scaled");
+    ex.add("Erf", {out + "/scaled"}, out + "/erf");
+    ex.add("Add", {out + "/erf", ex.scalar(out + "/one", 1.0f)}, out + "/plus1");
+    ex.add("Mul", {x, out + "/plus1"}, out + "/prod");
+    ex.add("Mul", {out + "/prod", ex.scalar(out + "/half", 0.5f)}, out);
+  } else {
+    fail(NNRT_ERR_UNSUPPORTED, "ONNX export: activation \"", act, "\" has no ONNX form here");
+  }
+}
+
+namespace {
+
+// dense and output as Gemm (flattening a multi-dim example first), then the fused activation.
+void dense(Exporter &ex, const char *default_activation) {
+  const Json &a = ex.attrs();
+  const std::string &name = ex.name(), &out = ex.output();
+  std::string x = ex.inputs()[0];
+  if (ex.in_shape().rank != 1) {
+    Exporter::set_int(ex.add("Flatten", {x}, name + "/flat"), "axis", 1);
+    x = name + "/flat";
+  }
+  std::vector<std::string> gi = {x, ex.param(name + ".weight")};
+  if (a.value("bias", true)) gi.push_back(ex.param(name + ".bias"));
+  std::string act = a.value("activation", default_activation);
+  std::string z = act == "identity" || act == "linear" ? out : name + "/gemm";
+  Exporter::set_int(ex.add("Gemm", gi, z), "transB", 1);
+  if (z != out) write_activation(ex, act, z, out);
+}
+
+void activation(Exporter &ex) { write_activation(ex, ex.attrs().value("activation", "identity"), ex.inputs()[0], ex.output()); }
+
+// softmax over one example axis; with "flatten", over all the axes from it on (Flatten, Softmax
+// over the flattened axis, Reshape back).
+void softmax(Exporter &ex) {
+  const Json &a = ex.attrs();
+  const std::string &name = ex.name();
+  int64_t axis = a.value("axis", -1);
+  if (axis < 0) axis += ex.in_shape().rank;
+  const char *op = a.value("log", false) ? "LogSoftmax" : "Softmax";
+  if (!a.value("flatten", false)) {
+    Exporter::set_int(ex.add(op, {ex.inputs()[0]}, ex.output()), "axis", axis + 1);
+    return;
+  }
+  Exporter::set_int(ex.add("Flatten", {ex.inputs()[0]}, name + "/flat"), "axis", axis + 1);
+  Exporter::set_int(ex.add(op, {name + "/flat"}, name + "/soft"), "axis", 1);
+  ex.add("Reshape", {name + "/soft", ex.out_shape_with_batch()}, ex.output());
+}
+
+// add of n inputs as a chain of n - 1 Adds.
+void add(Exporter &ex) {
+  const std::vector<std::string> &in = ex.inputs();
+  std::string sum = in[0];
+  for (size_t k = 1; k < in.size(); ++k) {
+    std::string o = k + 1 == in.size() ? ex.output() : cat(ex.name(), "/sum", k);
+    ex.add("Add", {sum, in[k]}, o);
+    sum = o;
+  }
+}
+
+// binary: its op on the inputs, one of which may be the layer's constant (a parameter).
+void binary(Exporter &ex) {
+  static const std::map<std::string, std::string> ops = {
+      {"add", "Add"}, {"sub", "Sub"}, {"mul", "Mul"}, {"div", "Div"}, {"matmul", "MatMul"}};
+  const Json &a = ex.attrs();
+  std::vector<std::string> bi = ex.inputs();
+  if (a.contains("constant")) {
+    std::string c = ex.param(ex.name() + ".constant");
+    bi.insert(a.value("constant_first", false) ? bi.begin() : bi.end(), c);
+  }
+  ex.add(ops.at(a.value("op", "add")), bi, ex.output());
+}
+
+void clip(Exporter &ex) {
+  const Json &a = ex.attrs();
+  const std::string &name = ex.name();
+  std::vector<std::string> ci = {ex.inputs()[0], a.contains("min") ? ex.scalar(name + "/min", a["min"].get<float>()) : ""};
+  if (a.contains("max")) ci.push_back(ex.scalar(name + "/max", a["max"].get<float>()));
+  ex.add("Clip", ci, ex.output());
+}
+
+// reduce as ReduceMean (axes an attribute in opset 17) or ReduceSum (axes an input); no axes: all.
+void reduce(Exporter &ex) {
+  const Json &a = ex.attrs();
+  const Shape &in_shape = ex.in_shape();
+  std::vector<int64_t> axes;
+  for (int64_t x : a.value("axes", std::vector<int64_t>{})) axes.push_back((x < 0 ? x + in_shape.rank : x) + 1);
+  if (axes.empty())
+    for (int32_t i = 0; i < in_shape.rank; ++i) axes.push_back(i + 1);
+  bool mean = a.value("op", "sum") == "mean";
+  const std::string &x = ex.inputs()[0], &out = ex.output();
+  onnx::NodeProto &r = mean ? ex.add("ReduceMean", {x}, out) : ex.add("ReduceSum", {x, ex.ints(ex.name() + "/axes", axes)}, out);
+  if (mean) Exporter::set_ints(r, "axes", axes);
+  Exporter::set_int(r, "keepdims", a.value("keepdims", true) ? 1 : 0);
+}
+
+}  // namespace
+
+void register_math_layers(std::map<std::string, Exporter::LayerWriter> &t) {
+  t["dense"] = [](Exporter &ex) { dense(ex, "identity"); };
+  t["output"] = [](Exporter &ex) { dense(ex, "softmax"); };
+  t["activation"] = activation;
+  t["softmax"] = softmax;
+  t["add"] = add;
+  t["binary"] = binary;
+  t["clip"] = clip;
+  t["reduce"] = reduce;
+}
+
+}  // namespace nnrt::io::onnx_format

@@ -1,0 +1,218 @@
+// ONNX elementwise arithmetic, activations, Softmax/LogSoftmax, Clip, ReduceMean/ReduceSum, Gemm
+// and MatMul onto nnrt's binary (also batched matmul), activation, softmax, clip, reduce and dense
+// layers.
+#include <cstring>
+
+#include "onnx_import.h"
+
+namespace nnrt::io::onnx_format {
+
+namespace {
+
+HostTensor float_tensor(const std::string &name, std::vector<int64_t> dims, const std::vector<float> &values) {
+  HostTensor t;
+  t.name = name;
+  t.elem_type = onnx::TensorProto::FLOAT;
+  t.dims = std::move(dims);
+  t.bytes.assign(reinterpret_cast<const char *>(values.data()), values.size() * sizeof(float));
+  return t;
+}
+
+void binary(Importer &im, const char *op) {
+  im.check_attrs({});
+  im.check_outputs(1);
+  const Value &a = im.input(0), &b = im.input(1);
+  const std::string &out = im.node().output(0);
+  if (a.constant && b.constant) im.unsupported("both operands are constants");
+  if (!a.constant && !b.constant) {
+    im.emit("binary", {{"op", op}}, {im.node().input(0), im.node().input(1)}, {}, out);
+    return;
+  }
+  bool first = a.constant;
+  const Value &x = first ? b : a;
+  HostTensor c = im.take_constant(first ? 0 : 1, "the constant operand");
+  int32_t rank = im.onnx_rank(x);
+  if (static_cast<int32_t>(c.dims.size()) > rank) {
+    im.unsupported("the constant ", to_string(Shape::of(c.dims)), " has more dims than the computed operand (", rank, ")");
+  }
+  // With the batch moved to ONNX dim k (nnrt holds it first, the other dims in order), a constant
+  // over the dims after k broadcasts the same; so does a matrix on the right of a matmul, which
+  // acts on each row alone (when the batch is not the contracted last dim).
+  bool row_matmul = std::strcmp(op, "matmul") == 0 && !first && c.dims.size() <= 2 && x.batch_axis < rank - 1;
+  if (x.batch_axis != 0 && (row_matmul || static_cast<int32_t>(c.dims.size()) < rank - x.batch_axis)) {
+    im.accept_moved_batch();
+  }
+  if (im.batch() && static_cast<int32_t>(c.dims.size()) == rank) {
+    if (c.dims[0] != 1) im.unsupported("the constant ", to_string(Shape::of(c.dims)), " varies along the batch dim");
+    c.dims.erase(c.dims.begin());
+  }
+  for (int64_t d : c.dims)
+    if (d == 0) im.unsupported("an empty constant");
+  int32_t batch_axis = x.batch_axis;
+  im.emit("binary", {{"op", op}, {"constant", c.dims}, {"constant_first", first}}, {im.node().input(first ? 1 : 0)},
+          {{"constant", c}}, out);
+  im.move_batch(out, batch_axis);
+}
+
+void activation(Importer &im, const char *name, double alpha_default) {
+  bool alpha = alpha_default != 0;
+  if (alpha) im.check_attrs({"alpha"});
+  else im.check_attrs({"consumed_inputs"});
+  im.check_outputs(1);
+  im.accept_moved_batch();  // elementwise: wherever the batch is
+  const Value &x = im.runtime_input(0);
+  Json attrs = {{"activation", name}};
+  if (alpha) attrs["alpha"] = im.attr_float("alpha", alpha_default);
+  im.emit("activation", attrs, {im.node().input(0)}, {}, im.node().output(0));
+  im.move_batch(im.node().output(0), x.batch_axis);
+}
+
+void softmax(Importer &im, bool log) {
+  im.check_attrs({"axis"});
+  im.check_outputs(1);
+  const Value &x = im.runtime_input(0);
+  int32_t rank = im.onnx_rank(x);
+  bool legacy = im.opset() < 13;  // before 13: over all dims from axis on, as one
+  int64_t axis = im.attr_int("axis", legacy ? 1 : -1);
+  int32_t dim = im.example_axis(axis, rank);
+  bool flatten = legacy && dim != x.shape.rank - 1;
+  im.emit("softmax", {{"axis", dim}, {"log", log}, {"flatten", flatten}}, {im.node().input(0)}, {}, im.node().output(0));
+}
+
+double scalar(Importer &im, int i, const char *what) {
+  const HostTensor &t = im.constant_input(i, what);
+  if (t.numel() != 1) im.corrupt(what, " must be a scalar, got ", to_string(Shape::of(t.dims)));
+  return t.floats()[0];
+}
+
+void clip(Importer &im) {
+  im.check_outputs(1);
+  im.runtime_input(0);
+  Json attrs = Json::object();
+  if (im.opset() < 11) {
+    im.check_attrs({"min", "max"});
+    if (im.has_attr("min")) attrs["min"] = im.attr_float("min", 0);
+    if (im.has_attr("max")) attrs["max"] = im.attr_float("max", 0);
+  } else {
+    im.check_attrs({});
+    if (im.has_input(1)) attrs["min"] = scalar(im, 1, "min");
+    if (im.has_input(2)) attrs["max"] = scalar(im, 2, "max");
+  }
+  im.emit("clip", attrs, {im.node().input(0)}, {}, im.node().output(0));
+}
+
+void reduce(Importer &im, const char *op) {
+  bool axes_input = std::string(op) == "sum" && im.opset() >= 13;
+  if (axes_input) im.check_attrs({"keepdims", "noop_with_empty_axes"});
+  else im.check_attrs({"axes", "keepdims"});
+  im.check_outputs(1);
+  const Value &x = im.runtime_input(0);
+  std::vector<int64_t> axes = im.attr_ints("axes", {});
+  if (axes_input && im.has_input(1)) axes = im.constant_input(1, "axes").ints();
+  if (axes.empty() && im.attr_int("noop_with_empty_axes", 0)) {
+    im.alias(im.node().output(0), im.node().input(0));
+    return;
+  }
+  int32_t rank = im.onnx_rank(x);
+  if (axes.empty())
+    for (int32_t i = 0; i < rank; ++i) axes.push_back(i);
+  std::vector<int64_t> dims;
+  for (int64_t a : axes) dims.push_back(im.example_axis(a, rank));
+  bool keepdims = im.attr_int("keepdims", 1) != 0;
+  im.emit("reduce", {{"op", op}, {"axes", dims}, {"keepdims", keepdims}}, {im.node().input(0)}, {}, im.node().output(0));
+}
+
+// [rows, cols] float values transposed, times `scale`.
+std::vector<float> transposed(const std::vector<float> &v, int64_t rows, int64_t cols, float scale) {
+  std::vector<float> t(v.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) t[c * rows + r] = v[r * cols + c] * scale;
+  return t;
+}
+
+// A dense layer x W^T + b for x [N, K] (ONNX rank 2 with the batch first).
+void dense(Importer &im, HostTensor b, bool trans_b, double alpha, const HostTensor *c, double beta) {
+  const Value &x = im.runtime_input(0);
+  if (!im.batch()) im.unsupported("it needs the batch in dim 0 (import without {\"batch\": false})");
+  if (x.shape.rank != 1) im.unsupported("nnrt runs it on [N, K] inputs; the input has rank ", x.shape.rank + 1);
+  if (b.dims.size() != 2) im.unsupported("the weight must have 2 dims, got ", to_string(Shape::of(b.dims)));
+  int64_t k = trans_b ? b.dims[1] : b.dims[0], n = trans_b ? b.dims[0] : b.dims[1];
+  if (k != x.shape[0]) im.shape_mismatch("the weight ", to_string(Shape::of(b.dims)), " does not fit inputs of ", x.shape[0], " features");
+  std::vector<std::pair<std::string, HostTensor>> params;
+  if (trans_b && alpha == 1 && b.elem_type == onnx::TensorProto::FLOAT) {
+    b.dims = {n, k};
+    params.emplace_back("weight", std::move(b));  // already nnrt's [units, inputs] layout
+  } else {
+    std::vector<float> w = b.floats();
+    std::string().swap(b.bytes);
+    if (!trans_b) w = transposed(w, k, n, static_cast<float>(alpha));
+    else
+      for (float &v : w) v *= static_cast<float>(alpha);
+    params.emplace_back("weight", float_tensor(b.name, {n, k}, w));
+  }
+  if (c) {
+    // The bias must be the same for every example: [], [1], [N] or [1, N] (maybe [1, 1]).
+    bool per_unit = c->numel() == n && (c->dims.size() == 1 || (c->dims.size() == 2 && c->dims[0] == 1));
+    bool single = c->numel() == 1;
+    if (!per_unit && !single) im.unsupported("the bias ", to_string(Shape::of(c->dims)), " varies along the batch dim");
+    std::vector<float> bias = c->floats();
+    if (single) bias.assign(static_cast<size_t>(n), bias[0]);
+    for (float &v : bias) v *= static_cast<float>(beta);
+    params.push_back({"bias", float_tensor(c->name, {n}, bias)});
+  }
+  im.emit("dense", {{"units", n}, {"bias", c != nullptr}, {"init", "zeros"}}, {im.node().input(0)}, std::move(params),
+          im.node().output(0));
+}
+
+void gemm(Importer &im) {
+  im.check_attrs({"alpha", "beta", "transA", "transB", "broadcast"});
+  im.check_outputs(1);
+  if (im.attr_int("transA", 0)) im.unsupported("transA = 1 is not supported (the batch is dim 0 of A)");
+  HostTensor b = im.take_constant(1, "B");
+  const HostTensor *c = im.has_input(2) ? &im.constant_input(2, "C") : nullptr;
+  dense(im, std::move(b), im.attr_int("transB", 0) != 0, im.attr_float("alpha", 1), c, im.attr_float("beta", 1));
+}
+
+// MatMul: a dense layer for [N, K] x constant [K, M] (so that it trains); otherwise numpy's
+// batched matmul (nnrt binary "matmul") of operands with at least 2 dims besides the batch (1-D
+// operands, and the rows of a [N, K] operand, would mix examples).
+void matmul(Importer &im) {
+  im.check_attrs({});
+  im.check_outputs(1);
+  const Value &a = im.input(0), &b = im.input(1);
+  if (!a.constant && b.constant && a.shape.rank == 1 && im.batch()) {
+    dense(im, im.take_constant(1, "B"), false, 1, nullptr, 0);
+    return;
+  }
+  for (const Value *v : {&a, &b}) {
+    int32_t rank = v->constant ? static_cast<int32_t>(v->tensor.dims.size()) : v->shape.rank;
+    if (rank < 2) {
+      im.unsupported("nnrt multiplies operands of at least 2 dims", im.batch() ? " besides the batch" : "", ", got ",
+                     v->constant ? "a constant " + to_string(Shape::of(v->tensor.dims)) : "examples " + to_string(v->shape));
+    }
+  }
+  binary(im, "matmul");
+}
+
+}  // namespace
+
+void register_math_ops(std::map<std::string, Importer::Translator> &t) {
+  t["Add"] = [](Importer &im) { binary(im, "add"); };
+  t["Sub"] = [](Importer &im) { binary(im, "sub"); };
+  t["Mul"] = [](Importer &im) { binary(im, "mul"); };
+  t["Div"] = [](Importer &im) { binary(im, "div"); };
+  t["Relu"] = [](Importer &im) { activation(im, "relu", 0); };
+  t["Sigmoid"] = [](Importer &im) { activation(im, "sigmoid", 0); };
+  t["Tanh"] = [](Importer &im) { activation(im, "tanh", 0); };
+  t["LeakyRelu"] = [](Importer &im) { activation(im, "leaky_relu", 0.01); };
+  t["Elu"] = [](Importer &im) { activation(im, "elu", 1.0); };
+  t["Softmax"] = [](Importer &im) { softmax(im, false); };
+  t["LogSoftmax"] = [](Importer &im) { softmax(im, true); };
+  t["Clip"] = clip;
+  t["ReduceMean"] = [](Importer &im) { reduce(im, "mean"); };
+  t["ReduceSum"] = [](Importer &im) { reduce(im, "sum"); };
+  t["Gemm"] = gemm;
+  t["MatMul"] = matmul;
+}
+
+}  // namespace nnrt::io::onnx_format
