@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/communicator.h"
+#include "backend/comm/communicator.h"
 #include "core/json_options.h"
 #include "model/model.h"
 #include "train/distributed.h"
