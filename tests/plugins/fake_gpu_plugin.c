@@ -55,6 +55,9 @@ struct nnrt_backend_instance {
   long live_allocations;
   long live_pinned;
 };
+/* The device memory the fake GPU reports and hands out at most. */
+#define FAKE_DEVICE_MEMORY ((uint64_t)1 << 30)
+
 /* A host-to-device copy from page-locked memory, queued and not yet run. */
 typedef struct pending_copy {
   unsigned char *dst; /* real address */
@@ -231,7 +234,7 @@ static nnrt_status device_props(int32_t device, nnrt_device_props *p) {
   }
   p->kind = NNRT_DEVICE_GPU;
   snprintf(p->name, sizeof p->name, "Fake GPU %d", (int)device);
-  p->memory_bytes = (uint64_t)1 << 30;
+  p->memory_bytes = FAKE_DEVICE_MEMORY;
   p->compute_major = 9;
   p->compute_minor = 0;
   p->cores = 4;
@@ -270,6 +273,9 @@ static nnrt_status mem_alloc(nnrt_backend_instance *inst, size_t bytes, void **o
   HOLD_STATE_LOCK;
   void *p = NULL;
   if (injected_failure(FAULT_ALLOC)) return NNRT_ERR_BACKEND;
+  /* More than the device has fails as a real device's allocator does, before the host's allocator
+  ** is asked (under AddressSanitizer an impossible size would abort instead of failing). */
+  if (bytes > FAKE_DEVICE_MEMORY) return NNRT_ERR_OUT_OF_MEMORY;
   if (posix_memalign(&p, 256, bytes ? bytes : 1) != 0) return NNRT_ERR_OUT_OF_MEMORY;
   ++inst->live_allocations;
   *out = (void *)((uintptr_t)p + DEVICE_OFFSET);
@@ -514,7 +520,7 @@ static nnrt_status device_status(nnrt_backend_instance *inst, nnrt_device_status
   s->utilization_percent = 37;
   s->temperature_celsius = 41;
   s->memory_used_bytes = (int64_t)256 << 20;
-  s->memory_total_bytes = (int64_t)1 << 30;
+  s->memory_total_bytes = (int64_t)FAKE_DEVICE_MEMORY;
   return NNRT_OK;
 }
 
