@@ -41,6 +41,7 @@ listed under "(no reason given)".
 
 Exits 1 when anything failed."""
 import collections
+import glob
 import json
 import os
 import re
@@ -81,11 +82,18 @@ class Tally:
         return self.passed + self.failed + self.skipped == 0
 
 
+def meson_log(build, suffix):
+    """The newest of a build folder's meson test logs ending in suffix, or None. meson names them
+    testlog<suffix>, or testlog-<setup><suffix> when a test setup (`--setup`) is named."""
+    logs = glob.glob(os.path.join(build, "meson-logs", "testlog*" + suffix))
+    return max(logs, key=os.path.getmtime) if logs else None
+
+
 def gtest_cases(build):
     """{meson test name: Tally} from meson's JUnit report."""
     cases = {}
-    junit = os.path.join(build, "meson-logs", "testlog.junit.xml")
-    if not os.path.exists(junit):
+    junit = meson_log(build, ".junit.xml")
+    if junit is None:
         return cases
     for suite in ET.parse(junit).getroot().iter("testsuite"):
         name = suite.get("name", "")  # "<project>.<project>:<suite> / <test>.<gtest suite>"
@@ -164,8 +172,8 @@ def main(args):
     programs_by_reason = collections.defaultdict(set)
     seen = set()  # test names run in an earlier build folder
     for build in builds:
-        log = os.path.join(build, "meson-logs", "testlog.json")
-        if not os.path.exists(log):
+        log = meson_log(build, ".json")
+        if log is None:
             distinct.failed += 1
             failures.append(f"{build}: no test log (the build or the test run did not happen)")
             continue
