@@ -8,8 +8,8 @@
 **                   rank works in its own folder argv[2]/<rank>).
 **   hang            the last rank stops answering mid-epoch: every other rank's fit fails within
 **                   the timeout, naming that rank and no other (run on 2 and on 3 ranks).
-**   kill            the last rank dies mid-epoch (SIGKILL): as hang, every other rank's fit fails
-**                   within the timeout, naming that rank (mpirun.sh keeps mpirun from ending them).
+**   kill            the last rank dies mid-epoch (SIGKILL): the others fail within the timeout or
+**                   are ended by mpirun; they never hang (mpirun.sh checks the time).
 */
 #include <signal.h>
 #include <stdio.h>
