@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs a test program on 2 ranks (NNRT_TEST_RANKS to change) on this host: mpirun -np 2 over TCP on loopback, as the test suite
 # needs it (Open MPI refuses root without the two variables below; no core binding, since other
-# programs share the cores). Passes when every rank printed "rank R ok" and, for the fault
-# scenarios, when the job ended within the time limit (it must never hang).
+# programs share the cores). Passes when every rank printed "rank R ok"; in the fault scenarios
+# (hang, kill), every rank but the faulty last one, and the job must end within the time limit.
 #   mpirun.sh <plugin folder> <program> <scenario> [args...]
 # Exit 77 (skipped) when mpirun or the MPI communicator plugin is missing.
 set -uo pipefail
@@ -27,9 +27,18 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 limit=240
 case "$scenario" in hang | kill) limit=60 ;; esac
+launch=()
+if [ "$scenario" = kill ]; then
+  # By default mpirun ends every rank as soon as one dies, so the surviving ranks' own handling of
+  # the dead one would never run: each rank runs under outlive_killed_rank.sh, which mpirun sees
+  # instead. (Open MPI's own way, --mca orte_enable_recovery 1, crashes mpirun 4.1.4 in its PMIx
+  # event handler in about half the runs.)
+  launch=("$(dirname "$0")/outlive_killed_rank.sh")
+  export NNRT_KILL_LOG=$log NNRT_KILL_RANKS=$ranks
+fi
 start=$(date +%s)
 timeout --kill-after=10 "$limit" mpirun -np "$ranks" --oversubscribe --bind-to none --mca btl self,tcp \
-  --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo "$@" >"$log" 2>&1
+  --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo "${launch[@]}" "$@" >"$log" 2>&1
 rc=$?
 elapsed=$(( $(date +%s) - start ))
 cat "$log"
@@ -41,19 +50,14 @@ if [ "$rc" = 124 ] || [ "$elapsed" -ge "$limit" ]; then
   exit 1
 fi
 case "$scenario" in
-  kill)
-    # Rank 1 is gone: rank 0 either reports the dead rank within its timeout or is ended by mpirun.
-    if grep -q "rank 0: fit returned NNRT_ERR_BACKEND" "$log" || grep -qi "killed\|signal 9\|exited on signal" "$log"; then
-      exit 0
-    fi
-    echo "FAILED: rank 0 neither reported the dead rank nor was ended"
-    exit 1
-    ;;
-  hang)
-    # Every rank but the last (the one that stops answering) must name it.
+  hang | kill)
+    # Every rank but the last (the one that stops answering or is killed) must see its fit fail
+    # within its own time bound with NNRT_ERR_BACKEND and a message naming that rank, and say so
+    # ("rank R ok" after test_distributed's checks); what mpirun prints about the dead rank counts
+    # for nothing.
     for ((r = 0; r < ranks - 1; r++)); do
       if ! grep -q "^rank $r ok" "$log"; then
-        echo "FAILED: rank $r did not report the rank that stopped answering"
+        echo "FAILED: rank $r did not report the rank that $([ "$scenario" = kill ] && echo died || echo stopped answering)"
         exit 1
       fi
     done

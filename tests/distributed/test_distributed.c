@@ -8,8 +8,9 @@
 **                   rank works in its own folder argv[2]/<rank>).
 **   hang            the last rank stops answering mid-epoch: every other rank's fit fails within
 **                   the timeout, naming that rank and no other (run on 2 and on 3 ranks).
-**   kill            the last rank dies mid-epoch (SIGKILL): the others fail within the timeout or
-**                   are ended by mpirun; they never hang (mpirun.sh checks the time).
+**   kill            the last rank dies mid-epoch (SIGKILL): as hang, every other rank's fit fails
+**                   within the timeout, naming that rank (mpirun.sh runs each rank under
+**                   outlive_killed_rank.sh, so that mpirun does not end them first).
 */
 #include <signal.h>
 #include <stdio.h>
