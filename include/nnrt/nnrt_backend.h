@@ -180,7 +180,21 @@ typedef enum nnrt_op_kind {
   ** g += l2 * p + l1 * sign(p); p -= lr * weight_decay * p (decoupled); and the optimizer's rule.
   ** The rules and their states are those of nnrt_optimizer_alg, as in PyTorch. */
   NNRT_OP_OPTIMIZER_UPDATE = 25,
-  NNRT_OP_KIND_COUNT = 26 /* one past the last kind; grows as kinds are appended */
+  /* Normalization over the trailing dims attrs.axis .. ndim-1 of x (0 <= axis < ndim), float
+  ** dtypes: each of the leading positions (a "row") is normalized on its own. in x, gamma [opt],
+  ** beta [opt] (F32, dims x.dims[axis..]; stride 0 repeats an element); out y [, mean, var] (F32,
+  ** dims x.dims[0..axis): the row statistics the backward pass takes). alg nnrt_norm_alg, attrs.eps.
+  **   LAYER  mean and var (biased) of each row: y = gamma * (x - mean) / sqrt(var + eps) + beta
+  **   RMS    mean is 0 and var = mean(x^2) of each row: y = gamma * x / sqrt(var + eps) + beta
+  ** An absent gamma is 1, an absent beta 0. Sums accumulate in f32 (f64 for f64 x). */
+  NNRT_OP_LAYERNORM = 26,
+  /* in x, dy, mean, var, gamma [opt]; out dx, dgamma [opt], dbeta [opt] (F32, gamma's dims); alg,
+  ** attrs.axis and attrs.eps as in the forward pass, whose mean and var it takes. With N the
+  ** elements of a row, xhat = (x - mean) / sqrt(var + eps) and g = gamma * dy:
+  **   dx = (g - sum(g)/N - xhat * sum(g * xhat)/N) / sqrt(var + eps)   (RMS: without sum(g)/N)
+  **   dgamma = sum over rows of dy * xhat; dbeta = sum over rows of dy. */
+  NNRT_OP_LAYERNORM_BACKWARD = 27,
+  NNRT_OP_KIND_COUNT = 28 /* one past the last kind; grows as kinds are appended */
 } nnrt_op_kind;
 
 /* The slots of nnrt_op_args.scalars that the kinds above read (nnrt/kernels/op_manifest.h lists
@@ -249,6 +263,11 @@ typedef enum nnrt_loss_alg {
   NNRT_LOSS_BCE_WITH_LOGITS = 6 /* pred are logits */
 } nnrt_loss_alg;
 
+typedef enum nnrt_norm_alg {
+  NNRT_NORM_LAYER = 1, /* layer normalization: subtract each row's mean, divide by its deviation */
+  NNRT_NORM_RMS = 2    /* RMS normalization: divide by each row's root mean square */
+} nnrt_norm_alg;
+
 typedef enum nnrt_random_alg { NNRT_RANDOM_UNIFORM = 1, NNRT_RANDOM_NORMAL = 2 } nnrt_random_alg;
 
 /* Optimizer rules (g is the gradient after the common steps of NNRT_OP_OPTIMIZER_UPDATE):
@@ -281,7 +300,7 @@ typedef enum nnrt_optimizer_alg {
 typedef struct nnrt_op_attrs {
   int32_t alg;       /* the kind's algorithm enum */
   uint32_t flags;    /* NNRT_FLAG_* */
-  int32_t axis;      /* SOFTMAX*, ARGREDUCE: a dimension index (not negative) */
+  int32_t axis;      /* SOFTMAX*, ARGREDUCE, LAYERNORM*: a dimension index (not negative) */
   uint32_t axes_mask;/* REDUCE: bit d set for each reduced dimension */
   int32_t fused;     /* MATMUL, CONV2D: nnrt_unary_alg applied to the result, 0 for none */
   int32_t groups;    /* CONV2D*: 1 for a dense convolution */
@@ -291,7 +310,7 @@ typedef struct nnrt_op_attrs {
   int32_t dilation[2]; /* CONV2D*: [h, w], 1 = dense */
   double alpha;      /* UNARY*, fused activations, DROPOUT*: see each alg */
   double beta;       /* UNARY*: see each alg */
-  double eps;        /* BATCHNORM*, OPTIMIZER_UPDATE */
+  double eps;        /* BATCHNORM*, LAYERNORM*, OPTIMIZER_UPDATE */
   double momentum;   /* OPTIMIZER_UPDATE (SGD) */
   double beta1;      /* OPTIMIZER_UPDATE (ADAM, ADAMW, ADAMAX); RMSPROP: rho */
   double beta2;      /* OPTIMIZER_UPDATE (ADAM, ADAMW, ADAMAX) */

@@ -94,6 +94,8 @@ void add_batchnorm_cases(Picker &p, std::vector<Case> &out);
 // A fixed case, after the random ones so that their seeds do not move.
 void add_batchnorm_outlier_cases(std::vector<Case> &out);
 void add_training_cases(Picker &p, std::vector<Case> &out);  // loss, dropout, gather, optimizer
+// Drawn from a picker of their own, so that adding them moved no earlier case's shapes or data.
+void add_layernorm_cases(Picker &p, std::vector<Case> &out);
 
 // Every case, in a fixed order for a given seed.
 std::vector<Case> all_cases(uint64_t seed);

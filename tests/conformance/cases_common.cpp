@@ -103,7 +103,11 @@ std::vector<Case> all_cases(uint64_t seed) {
   add_training_cases(p, cases);
   add_conv_channels_last_cases(cases);
   add_batchnorm_outlier_cases(cases);
-  for (Case &c : cases) c.seed = p.seed();
+  const size_t before_layernorm = cases.size();
+  Picker layernorm_picker(seed ^ 0x6c617965726e6f72ull);
+  add_layernorm_cases(layernorm_picker, cases);
+  for (size_t i = 0; i < before_layernorm; ++i) cases[i].seed = p.seed();
+  for (size_t i = before_layernorm; i < cases.size(); ++i) cases[i].seed = layernorm_picker.seed();
   return cases;
 }
 

@@ -41,7 +41,10 @@
   X(DROPOUT_BACKWARD, "dropout_backward", 2, 2, "(dy, mask)", 1, 1, "(dx)", 0)                                \
   X(GATHER, "gather", 2, 2, "(table, indices)", 1, 1, "(y)", 0)                                               \
   X(SCATTER_ADD, "scatter_add", 2, 2, "(dy, indices)", 1, 1, "(dtable)", 0)                                   \
-  X(OPTIMIZER_UPDATE, "optimizer_update", 1, 1, "(grad)", 1, 3, "(param, state0 [opt], state1 [opt])", 3)
+  X(OPTIMIZER_UPDATE, "optimizer_update", 1, 1, "(grad)", 1, 3, "(param, state0 [opt], state1 [opt])", 3)   \
+  X(LAYERNORM, "layernorm", 1, 3, "(x, gamma [opt], beta [opt])", 1, 3, "(y[, mean, var])", 0)               \
+  X(LAYERNORM_BACKWARD, "layernorm_backward", 4, 5, "(x, dy, mean, var, gamma [opt])", 1, 3,                  \
+    "(dx[, dgamma, dbeta])", 0)
 
 namespace nnrt::kernels {
 

@@ -1,6 +1,7 @@
 #include "ops.h"
 
 #include "nnrt/kernels/dtype_info.h"
+#include "nnrt/kernels/op_manifest.h"
 
 namespace nnrt::cudnn {
 
@@ -82,6 +83,10 @@ std::string op_refusal(const nnrt_op_desc &d) {
     case NNRT_OP_ARGREDUCE:
     case NNRT_OP_GATHER:
     case NNRT_OP_SCATTER_ADD: return index_refusal(d);
+    case NNRT_OP_LAYERNORM:
+    case NNRT_OP_LAYERNORM_BACKWARD:
+      return std::string(kernels::op_kind_info(d.kind).name) +
+             " has no CUDA kernel in this version: it runs on the reference backend, staged through host memory";
     default: return "op kind " + std::to_string(d.kind) + " is not an nnrt_op_kind this backend knows";
   }
 }

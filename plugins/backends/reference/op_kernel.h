@@ -61,6 +61,8 @@ KernelPtr create_dropout_backward(const OpSetup &setup);
 KernelPtr create_gather(const OpSetup &setup);       // op_gather.cpp
 KernelPtr create_scatter_add(const OpSetup &setup);  // op_gather.cpp
 KernelPtr create_optimizer_update(const OpSetup &setup);  // op_optimizer.cpp
+KernelPtr create_layernorm(const OpSetup &setup);         // op_layernorm.cpp
+KernelPtr create_layernorm_backward(const OpSetup &setup);
 
 // Typed access to the run arguments.
 template <class T>

@@ -63,6 +63,8 @@ Factory factory_for(int32_t kind) {
     case NNRT_OP_GATHER: return create_gather;
     case NNRT_OP_SCATTER_ADD: return create_scatter_add;
     case NNRT_OP_OPTIMIZER_UPDATE: return create_optimizer_update;
+    case NNRT_OP_LAYERNORM: return create_layernorm;
+    case NNRT_OP_LAYERNORM_BACKWARD: return create_layernorm_backward;
     default: return nullptr;
   }
 }

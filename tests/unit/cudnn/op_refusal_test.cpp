@@ -178,7 +178,7 @@ TEST(OpRefusal, BatchnormChecksItsChannelVectors) {
                           {contiguous(NNRT_DTYPE_I32, {2, 3})})), "");
 }
 
-TEST(OpRefusal, EveryOpKindHasACudaImplementation) {
+TEST(OpRefusal, EveryOpKindIsKnown) {
   // Unknown kinds are refused with a reason; every known kind reaches its family's own checks.
   auto x = contiguous(F32, {4});
   std::string why = op_refusal(op(NNRT_OP_KIND_COUNT, 0, {x}, {x}));
@@ -186,6 +186,21 @@ TEST(OpRefusal, EveryOpKindHasACudaImplementation) {
   for (int32_t kind = 1; kind < NNRT_OP_KIND_COUNT; ++kind) {
     why = op_refusal(op(kind, 0, {}, {}));
     EXPECT_EQ(why.find("not an nnrt_op_kind"), std::string::npos) << "kind " << kind << ": " << why;
+  }
+}
+
+TEST(OpRefusal, KindsWithoutACudaKernelSaySo) {
+  // The kinds this version runs on the reference backend on a GPU context: every other kind has
+  // a CUDA implementation. A kind that gains one leaves this list.
+  auto x = contiguous(F32, {4});
+  for (int32_t kind : {NNRT_OP_LAYERNORM, NNRT_OP_LAYERNORM_BACKWARD}) {
+    std::string why = op_refusal(op(kind, NNRT_NORM_LAYER, {x}, {x}));
+    EXPECT_NE(why.find("has no CUDA kernel"), std::string::npos) << "kind " << kind << ": " << why;
+  }
+  for (int32_t kind = 1; kind < NNRT_OP_KIND_COUNT; ++kind) {
+    if (kind == NNRT_OP_LAYERNORM || kind == NNRT_OP_LAYERNORM_BACKWARD) continue;
+    std::string why = op_refusal(op(kind, 0, {}, {}));
+    EXPECT_EQ(why.find("has no CUDA kernel"), std::string::npos) << "kind " << kind << ": " << why;
   }
 }
 
