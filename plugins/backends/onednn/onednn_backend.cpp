@@ -163,6 +163,8 @@ Factory factory_for(int32_t kind) {
     case NNRT_OP_POOL2D_BACKWARD: return make_pool_backward;
     case NNRT_OP_BATCHNORM: return make_batchnorm;
     case NNRT_OP_BATCHNORM_BACKWARD: return make_batchnorm_backward;
+    case NNRT_OP_LAYERNORM: return make_layernorm;
+    case NNRT_OP_LAYERNORM_BACKWARD: return make_layernorm_backward;
     default: return nullptr;  // fill, random, losses, dropout, gather/scatter, optimizer, argreduce
   }
 }

@@ -235,6 +235,8 @@ std::unique_ptr<Op> make_pool(const Build &b);
 std::unique_ptr<Op> make_pool_backward(const Build &b);
 std::unique_ptr<Op> make_batchnorm(const Build &b);
 std::unique_ptr<Op> make_batchnorm_backward(const Build &b);
+std::unique_ptr<Op> make_layernorm(const Build &b);
+std::unique_ptr<Op> make_layernorm_backward(const Build &b);
 
 // ---- descriptors ---------------------------------------------------------------------------
 
