@@ -305,6 +305,11 @@ NNRT_API void nnrt_array_release(nnrt_array *a);
 **                            truncated toward zero, in the input's dtype
 ** Softmax along one axis (float dtypes):
 **   softmax log_softmax      attr "axis" (default -1)
+** Normalization of each row over the trailing dims from "axis" on (float dtypes):
+**   layer_norm rms_norm      inputs x, optional gamma, optional beta (f32, x's dims from axis on);
+**                            attrs "axis" (the first normalized dim, default -1), "eps" (default
+**                            1e-5). layer_norm: (x - mean) / sqrt(var + eps) * gamma + beta;
+**                            rms_norm: x / sqrt(mean(x^2) + eps) * gamma + beta
 ** Type and layout:
 **   cast                     attr "dtype": "f32" | "f64" | "f16" | "bf16" | "i32" | "i64" | "u8" |
 **                            "bool"; floats to f16/bf16 round to nearest even; floats to integers
@@ -357,6 +362,9 @@ NNRT_API nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_arr
 **                bottom, right]); avgpool2d also "count_include_pad" (true)
 **   global_avgpool2d, global_maxpool2d   (no keys): [C, H, W] -> [C]
 **   batchnorm    "eps" (1e-5), "momentum" (0.1, as PyTorch)
+**   layer_norm, rms_norm   each example normalized over its last "normalized_dims" dims (1), as
+**                PyTorch's LayerNorm and RMSNorm: "eps" (1e-5), "affine" (true: a weight, ones at
+**                first), "bias" (true for layer_norm, false for rms_norm; needs affine)
 **   dropout      "rate": the probability of dropping an element, in [0, 1)
 **   activation   "activation", and "alpha" for leaky_relu (0.01) and elu (1)
 **   flatten      (no keys);  reshape  "shape" (one dim may be -1)
@@ -381,7 +389,8 @@ NNRT_API nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_arr
 ** Initialisers ("init"): xavier, xavier_uniform, he (or relu), lecun, normal, uniform, zeros,
 ** constant, or an object such as {"type": "normal", "mean": 0, "std": 0.01},
 ** {"type": "uniform", "low": -0.1, "high": 0.1}, {"type": "constant", "value": 0.5}.
-** Parameters are named "<layer>.weight" and "<layer>.bias" (batchnorm also running_mean and
+** Parameters are named "<layer>.weight" and "<layer>.bias" (layer_norm and rms_norm with the
+** normalized dims' shape; batchnorm also running_mean and
 ** running_var; lstm weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0) in PyTorch's layouts: a
 ** conv2d weight is [filters, channels / groups, kh, kw], a conv2d_transpose weight [channels,
 ** filters / groups, kh, kw], a dense weight [units, inputs].

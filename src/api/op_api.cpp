@@ -120,6 +120,18 @@ NamedOp softmax_op(nnrt_softmax_alg alg) {
           }};
 }
 
+NamedOp norm_op(nnrt_norm_alg alg) {
+  return {1, 3, 1, [alg](OpArgs &a) {
+            if (a.in[0].rank() == 0) fail(NNRT_ERR_SHAPE, a.name, ": needs an array of rank >= 1, got a scalar");
+            ops::LayernormParams p;
+            p.alg = alg;
+            p.axis = normalize_axis(a.attrs.get_int("axis", -1), a.in[0].rank(), a.name);
+            p.eps = a.attrs.get_number("eps", 1e-5, 0);
+            const Array *gamma = a.in.size() > 1 ? &a.in[1] : nullptr, *beta = a.in.size() > 2 ? &a.in[2] : nullptr;
+            return std::vector<Array>{ops::layernorm(a.ctx, a.in[0], gamma, beta, p, false).y};
+          }};
+}
+
 NamedOp pool_op(nnrt_pool_alg max_or_avg) {
   return {1, 1, 1, [max_or_avg](OpArgs &a) {
             ops::Pool2dParams p;
@@ -198,6 +210,8 @@ const std::map<std::string, NamedOp> &named_ops() {
       {"argmin", argreduce_op(NNRT_ARG_MIN)},
       {"softmax", softmax_op(NNRT_SOFTMAX)},
       {"log_softmax", softmax_op(NNRT_LOG_SOFTMAX)},
+      {"layer_norm", norm_op(NNRT_NORM_LAYER)},
+      {"rms_norm", norm_op(NNRT_NORM_RMS)},
       {"cast",
        {1, 1, 1,
         [](OpArgs &a) {

@@ -540,6 +540,84 @@ BatchnormGrads batchnorm_backward(Context &ctx, const Array &x, const Array &dy,
 }
 
 namespace {
+// x's dims from the normalized axis on, and before it.
+Shape normalized_shape(const Array &x, int32_t axis) { return Shape::of(x.shape().dims.data() + axis, x.rank() - axis); }
+Shape row_shape(const Array &x, int32_t axis) { return Shape::of(x.shape().dims.data(), axis); }
+
+void check_layernorm_operand(const Array &v, const Shape &want, const char *what) {
+  if (v.dtype() != NNRT_DTYPE_F32 || v.shape() != want) {
+    fail(NNRT_ERR_SHAPE, "layer_norm: ", what, " must be f32", to_string(want), ", got ", dtype_name(v.dtype()),
+         to_string(v.shape()));
+  }
+}
+
+void check_layernorm_x(const Array &x, const LayernormParams &p) {
+  require_float(x, "layer_norm", "input");
+  if (p.axis < 0 || p.axis >= x.rank()) {
+    fail(NNRT_ERR_INVALID_ARGUMENT, "layer_norm: the first normalized axis must be in 0..", x.rank() - 1, " for input ",
+         to_string(x.shape()), ", got ", p.axis);
+  }
+  if (!(p.eps >= 0)) fail(NNRT_ERR_INVALID_ARGUMENT, "layer_norm: eps must be >= 0, got ", p.eps);
+}
+}  // namespace
+
+LayernormStats layernorm(Context &ctx, const Array &x, const Array *gamma, const Array *beta, const LayernormParams &p,
+                         bool keep_stats) {
+  check_layernorm_x(x, p);
+  const Shape normalized = normalized_shape(x, p.axis);
+  if (gamma) check_layernorm_operand(*gamma, normalized, "gamma");
+  if (beta) check_layernorm_operand(*beta, normalized, "beta");
+  if (beta && !gamma) {
+    // The op's optional inputs come in order: an absent gamma before a present beta is ones.
+    Array ones = full(ctx, NNRT_DTYPE_F32, normalized, 1.0);
+    return layernorm(ctx, x, &ones, beta, p, keep_stats);
+  }
+  LayernormStats r{empty(ctx, x.dtype(), x.shape()), Array(), Array()};
+  OpCall call(NNRT_OP_LAYERNORM, p.alg);
+  call.attrs().axis = p.axis;
+  call.attrs().eps = p.eps;
+  call.in(x);
+  if (gamma) call.in(*gamma);
+  if (beta) call.in(*beta);
+  call.out(r.y);
+  if (keep_stats) {
+    r.mean = empty(ctx, NNRT_DTYPE_F32, row_shape(x, p.axis));
+    r.var = empty(ctx, NNRT_DTYPE_F32, row_shape(x, p.axis));
+    call.out(r.mean).out(r.var);
+  }
+  call.run(ctx);
+  return r;
+}
+
+LayernormGrads layernorm_backward(Context &ctx, const Array &x, const Array &dy, const Array &mean, const Array &var,
+                                  const Array *gamma, const LayernormParams &p, bool parameter_grads) {
+  check_layernorm_x(x, p);
+  require_same_dtype(x, dy, "layer_norm backward");
+  if (dy.shape() != x.shape()) {
+    fail(NNRT_ERR_SHAPE, "layer_norm backward: the gradient ", to_string(dy.shape()), " must have the input's shape ",
+         to_string(x.shape()));
+  }
+  const Shape normalized = normalized_shape(x, p.axis), rows = row_shape(x, p.axis);
+  check_layernorm_operand(mean, rows, "mean");
+  check_layernorm_operand(var, rows, "var");
+  if (gamma) check_layernorm_operand(*gamma, normalized, "gamma");
+  LayernormGrads g{empty(ctx, x.dtype(), x.shape()), Array(), Array()};
+  OpCall call(NNRT_OP_LAYERNORM_BACKWARD, p.alg);
+  call.attrs().axis = p.axis;
+  call.attrs().eps = p.eps;
+  call.in(x).in(dy).in(mean).in(var);
+  if (gamma) call.in(*gamma);
+  call.out(g.dx);
+  if (parameter_grads) {
+    g.dgamma = empty(ctx, NNRT_DTYPE_F32, normalized);
+    g.dbeta = empty(ctx, NNRT_DTYPE_F32, normalized);
+    call.out(g.dgamma).out(g.dbeta);
+  }
+  call.run(ctx);
+  return g;
+}
+
+namespace {
 void check_loss_inputs(nnrt_loss_alg alg, const Array &pred, const Array &target) {
   require_float(pred, "loss", "the prediction");
   bool class_loss = alg == NNRT_LOSS_SOFTMAX_CROSS_ENTROPY || alg == NNRT_LOSS_NLL;

@@ -121,6 +121,26 @@ struct BatchnormGrads {
 BatchnormGrads batchnorm_backward(Context &ctx, const Array &x, const Array &dy, const Array &mean, const Array &var,
                                   const Array &gamma, double eps);
 
+// Layer or RMS normalization of each row of x (its dims 0..axis-1) over the dims axis..rank-1.
+// gamma and beta are f32 arrays with those normalized dims, or null (1 and 0). mean and var (f32,
+// x's row dims) are returned when `keep_stats` (training: the backward pass takes them), else empty.
+struct LayernormParams {
+  nnrt_norm_alg alg = NNRT_NORM_LAYER;
+  int32_t axis = 0;  // not negative: the first normalized dim
+  double eps = 1e-5;
+};
+struct LayernormStats {
+  Array y, mean, var;
+};
+LayernormStats layernorm(Context &ctx, const Array &x, const Array *gamma, const Array *beta, const LayernormParams &p,
+                         bool keep_stats);
+// dx, and dgamma and dbeta (f32, the normalized dims) when `parameter_grads`.
+struct LayernormGrads {
+  Array dx, dgamma, dbeta;
+};
+LayernormGrads layernorm_backward(Context &ctx, const Array &x, const Array &dy, const Array &mean, const Array &var,
+                                  const Array *gamma, const LayernormParams &p, bool parameter_grads);
+
 // A rank-0 loss in pred's dtype; the gradient is scaled by `scale`.
 Array loss(Context &ctx, nnrt_loss_alg alg, const Array &pred, const Array &target);
 Array loss_backward(Context &ctx, nnrt_loss_alg alg, const Array &pred, const Array &target, double scale);

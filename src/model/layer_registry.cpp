@@ -14,6 +14,8 @@ std::unique_ptr<Layer> make_avgpool2d(JsonReader &config);
 std::unique_ptr<Layer> make_global_avgpool2d(JsonReader &config);
 std::unique_ptr<Layer> make_global_maxpool2d(JsonReader &config);
 std::unique_ptr<Layer> make_batchnorm(JsonReader &config);
+std::unique_ptr<Layer> make_layer_norm(JsonReader &config);
+std::unique_ptr<Layer> make_rms_norm(JsonReader &config);
 std::unique_ptr<Layer> make_dropout(JsonReader &config);
 std::unique_ptr<Layer> make_activation(JsonReader &config);
 std::unique_ptr<Layer> make_flatten(JsonReader &config);
@@ -40,6 +42,8 @@ std::unique_ptr<Layer> make_layer(const std::string &type, JsonReader &config) {
       {"global_avgpool2d", make_global_avgpool2d},
       {"global_maxpool2d", make_global_maxpool2d},
       {"batchnorm", make_batchnorm},
+      {"layer_norm", make_layer_norm},
+      {"rms_norm", make_rms_norm},
       {"dropout", make_dropout},
       {"activation", make_activation},
       {"flatten", make_flatten},

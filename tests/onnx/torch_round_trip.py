@@ -1,6 +1,6 @@
-"""PyTorch -> ONNX -> nnrt: the LeNet of examples/lenet.json, a small residual network and an
-upsampler (transposed convolutions), exported with torch.onnx.export (dynamic batch), imported
-into nnrt, give PyTorch's outputs to 1e-4; so do nn.LSTM models exported the same way
+"""PyTorch -> ONNX -> nnrt: the LeNet of examples/lenet.json, a small residual network, an
+upsampler (transposed convolutions) and layer normalizations (opset 17), exported with
+torch.onnx.export (dynamic batch), imported into nnrt, give PyTorch's outputs to 1e-4; so do nn.LSTM models exported the same way
 (batch_first and time-major: torch writes a layout-0 LSTM, Transposes around it and a zero state
 computed from Shape), and an ONNX LSTM of layout 1 written by hand.
 Exits 77 (skipped) without torch, onnx or numpy.
@@ -92,11 +92,14 @@ def matches(name, batch, got, want):
     return True
 
 
-def check(nnrt, name, net, example, work):
+def check(nnrt, name, net, example, work, opset=13):
     torch.manual_seed(0)
     net.eval()
     # Non-trivial batchnorm statistics, as a trained network has.
     for m in net.modules():
+        if isinstance(m, nn.LayerNorm):
+            m.weight.data.uniform_(0.5, 1.5)
+            m.bias.data.uniform_(-0.5, 0.5)
         if isinstance(m, nn.BatchNorm2d):
             m.running_mean.uniform_(-0.5, 0.5)
             m.running_var.uniform_(0.5, 1.5)
@@ -104,7 +107,7 @@ def check(nnrt, name, net, example, work):
             m.bias.data.uniform_(-0.5, 0.5)
     path = os.path.join(work, name + ".onnx")
     torch.onnx.export(net, torch.randn([2] + example), path, input_names=["x"], output_names=["y"],
-                      dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=13)
+                      dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=opset)
     model = nnrt.import_onnx(path)
     for batch in (1, 7):
         x = torch.randn([batch] + example)
@@ -226,6 +229,10 @@ def main():
         ok &= check(nnrt, "lenet", lenet, example, work)
         ok &= check(nnrt, "residual", Residual(), [3, 12, 12], work)
         ok &= check(nnrt, "upsampler", Upsampler(), [3, 13, 13], work)
+        # Opset 17 writes nn.LayerNorm as one LayerNormalization node (torch 1.13 writes an invalid
+        # one, with an empty Scale, for elementwise_affine=False).
+        ok &= check(nnrt, "layer_norm", nn.Sequential(nn.LayerNorm(8), nn.ReLU(), nn.LayerNorm([5, 8]),
+                                                      nn.Flatten(), nn.Linear(40, 3)), [5, 8], work, opset=17)
         ok &= check_lstm(nnrt, work)
         ok &= check_torch_lstm(nnrt, work)
     sys.exit(0 if ok else 1)

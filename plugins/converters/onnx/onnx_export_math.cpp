@@ -69,6 +69,45 @@ void softmax(Exporter &ex) {
   ex.add("Reshape", {name + "/soft", ex.out_shape_with_batch()}, ex.output());
 }
 
+// layer_norm as LayerNormalization over the last normalized_dims axes (an absent weight as ones).
+// rms_norm, which ONNX has only from opset 23, as its formula: x / sqrt(mean(x^2) + eps) * weight
+// + bias, with ReduceMean over those axes.
+void norm(Exporter &ex, bool rms) {
+  const Json &a = ex.attrs();
+  const std::string &name = ex.name();
+  const int64_t dims = a.value("normalized_dims", 1);
+  const double eps = a.value("eps", 1e-5);
+  const bool affine = a.value("affine", true), bias = affine && a.value("bias", !rms);
+  const Shape &in = ex.in_shape();
+  std::vector<int64_t> normalized(in.dims.begin() + (in.rank - dims), in.dims.begin() + in.rank);
+  const std::string x = ex.inputs()[0];
+  if (!rms) {
+    int64_t count = 1;
+    for (int64_t d : normalized) count *= d;
+    std::string scale = affine ? ex.param(name + ".weight") : ex.tensor(name + "/ones", normalized, std::vector<float>(count, 1.0f));
+    std::vector<std::string> inputs{x, scale};
+    if (bias) inputs.push_back(ex.param(name + ".bias"));
+    onnx::NodeProto &n = ex.add("LayerNormalization", inputs, ex.output());
+    Exporter::set_int(n, "axis", -dims);
+    Exporter::set_float(n, "epsilon", eps);
+    return;
+  }
+  std::vector<int64_t> axes;
+  for (int64_t k = dims; k >= 1; --k) axes.push_back(-k);
+  ex.add("Mul", {x, x}, name + "/square");
+  onnx::NodeProto &mean = ex.add("ReduceMean", {name + "/square"}, name + "/mean_square");
+  Exporter::set_ints(mean, "axes", axes);
+  Exporter::set_int(mean, "keepdims", 1);
+  ex.add("Add", {name + "/mean_square", ex.scalar(name + "/eps", static_cast<float>(eps))}, name + "/shifted");
+  ex.add("Sqrt", {name + "/shifted"}, name + "/rms");
+  std::string y = affine ? name + "/normalized" : ex.output();
+  ex.add("Div", {x, name + "/rms"}, y);
+  if (!affine) return;
+  std::string scaled = bias ? name + "/scaled" : ex.output();
+  ex.add("Mul", {y, ex.param(name + ".weight")}, scaled);
+  if (bias) ex.add("Add", {scaled, ex.param(name + ".bias")}, ex.output());
+}
+
 // add of n inputs as a chain of n - 1 Adds.
 void add(Exporter &ex) {
   const std::vector<std::string> &in = ex.inputs();
@@ -123,6 +162,8 @@ void register_math_layers(std::map<std::string, Exporter::LayerWriter> &t) {
   t["output"] = [](Exporter &ex) { dense(ex, "softmax"); };
   t["activation"] = activation;
   t["softmax"] = softmax;
+  t["layer_norm"] = [](Exporter &ex) { norm(ex, false); };
+  t["rms_norm"] = [](Exporter &ex) { norm(ex, true); };
   t["add"] = add;
   t["binary"] = binary;
   t["clip"] = clip;

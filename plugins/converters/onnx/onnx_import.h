@@ -15,7 +15,7 @@
 // Each ONNX op type has a translator, found by op type in a table; the translators live by family,
 // beside the exporters of the same layers: onnx_import_conv.cpp (Conv, ConvTranspose, pooling,
 // BatchNormalization), onnx_import_math.cpp (Gemm, MatMul, elementwise ops, activations, Softmax,
-// Clip, reductions), onnx_import_shape.cpp (Reshape, Flatten, Squeeze, Unsqueeze, Transpose,
+// LayerNormalization, Clip, reductions), onnx_import_shape.cpp (Reshape, Flatten, Squeeze, Unsqueeze, Transpose,
 // Concat, Identity, Dropout, Constant, Gather), onnx_import_slice.cpp, onnx_import_fold.cpp (Shape,
 // ConstantOfShape, Expand: shapes computed at import) and onnx_import_lstm.cpp. A new op's import is
 // one translator and one line in its file's register_*_ops.

@@ -79,6 +79,40 @@ void softmax(Importer &im, bool log) {
   im.emit("softmax", {{"axis", dim}, {"log", log}, {"flatten", flatten}}, {im.node().input(0)}, {}, im.node().output(0));
 }
 
+// LayerNormalization (opset 17) as layer_norm over the dims from axis on: Scale becomes the weight
+// and B, when given, the bias. Only Y may be read (Mean and InvStdDev are training outputs).
+void layer_normalization(Importer &im) {
+  im.check_attrs({"axis", "epsilon", "stash_type"});
+  im.check_outputs(1);
+  const int64_t stash_type = im.attr_int("stash_type", onnx::TensorProto::FLOAT);
+  if (stash_type != onnx::TensorProto::FLOAT)
+    im.unsupported("stash_type ", stash_type, " is not supported (nnrt computes the statistics in float: stash_type 1)");
+  const Value &x = im.runtime_input(0);
+  const int32_t rank = im.onnx_rank(x);
+  const int64_t axis = im.attr_int("axis", -1);
+  const int64_t first = axis < 0 ? axis + rank : axis;
+  if (im.batch() && first >= 0 && first <= x.batch_axis)
+    im.unsupported("axis ", axis, " normalizes over the batch dim; import with {\"batch\": false} if dim 0 is not a batch");
+  const int32_t dim = im.example_axis(x, axis);
+  const Shape normalized = Shape::of(x.shape.dims.data() + dim, x.shape.rank - dim);
+  const double eps = im.attr_float("epsilon", 1e-5);
+  if (!(eps >= 0)) im.corrupt("epsilon ", eps, " must not be negative");
+  std::vector<std::pair<std::string, HostTensor>> params;
+  const char *names[] = {"weight", "bias"};
+  const char *what[] = {"the scale", "the bias"};
+  const bool has_bias = im.has_input(2);
+  for (int i = 0; i < (has_bias ? 2 : 1); ++i) {
+    HostTensor t = im.take_constant(i + 1, what[i]);
+    if (t.numel() != normalized.numel())
+      im.unsupported(what[i], " has shape ", to_string(Shape::of(t.dims)), "; nnrt takes one value per normalized element ",
+                     to_string(normalized));
+    t.dims = normalized.vec();
+    params.emplace_back(names[i], std::move(t));
+  }
+  im.emit("layer_norm", {{"normalized_dims", x.shape.rank - dim}, {"eps", eps}, {"bias", has_bias}}, {im.node().input(0)},
+          std::move(params), im.node().output(0));
+}
+
 double scalar(Importer &im, int i, const char *what) {
   const HostTensor &t = im.constant_input(i, what);
   if (t.numel() != 1) im.corrupt(what, " must be a scalar, got ", to_string(Shape::of(t.dims)));
@@ -208,6 +242,7 @@ void register_math_ops(std::map<std::string, Importer::Translator> &t) {
   t["Elu"] = [](Importer &im) { activation(im, "elu", 1.0); };
   t["Softmax"] = [](Importer &im) { softmax(im, false); };
   t["LogSoftmax"] = [](Importer &im) { softmax(im, true); };
+  t["LayerNormalization"] = layer_normalization;
   t["Clip"] = clip;
   t["ReduceMean"] = [](Importer &im) { reduce(im, "mean"); };
   t["ReduceSum"] = [](Importer &im) { reduce(im, "sum"); };

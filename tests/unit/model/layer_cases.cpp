@@ -79,6 +79,12 @@ std::vector<LayerCase> all_cases() {
       // normalisation and regularisation
       {"batchnorm_features", R"({"type": "batchnorm"})", {{4}}, 5},
       {"batchnorm_images", R"({"type": "batchnorm", "eps": 0.001, "momentum": 0.2})", {{3, 2, 3}}},
+      {"layer_norm", R"({"type": "layer_norm"})", {{6}}, 3},
+      {"layer_norm_two_dims_no_bias", R"({"type": "layer_norm", "normalized_dims": 2, "bias": false, "eps": 0.001})",
+       {{2, 3, 4}}},
+      {"layer_norm_no_affine", R"({"type": "layer_norm", "affine": false})", {{3, 5}}},
+      {"rms_norm", R"({"type": "rms_norm"})", {{4, 6}}},
+      {"rms_norm_bias_all_dims", R"({"type": "rms_norm", "normalized_dims": 2, "bias": true})", {{3, 4}}},
       {"dropout", R"({"type": "dropout", "rate": 0.3})", {{4, 5}}},
 
       // sequences

@@ -73,7 +73,8 @@ Array copy_to(Context &ctx, const Array &a, nnrt_dtype dtype) {
 
 std::vector<Array> make_params(Context &ctx, const Layer &layer, nnrt_dtype dtype, uint64_t seed) {
   std::vector<Array> params;
-  bool batchnorm = layer.type == "batchnorm";
+  // The normalizations keep F32 parameters whatever dtype the activations are computed in.
+  bool batchnorm = layer.type == "batchnorm" || layer.type == "layer_norm" || layer.type == "rms_norm";
   std::vector<ParamSpec> specs = layer.param_specs();
   for (size_t j = 0; j < specs.size(); ++j) {
     const ParamSpec &spec = specs[j];

@@ -2,8 +2,9 @@
 
     pytorch_parity_test.py LIBNNRT [BACKEND...]      (backends: default "reference")
 
-The LeNet of examples/lenet.json, a sequence model (embedding, two LSTMs, batchnorm) and a decoder
-(transposed convolutions) get the same weights in both. Checked, on every backend that loads here:
+The LeNet of examples/lenet.json, a sequence model (embedding, two LSTMs, batchnorm), a decoder
+(transposed convolutions) and a token model (layer and RMS normalization) get the same weights in
+both. Checked, on every backend that loads here:
 predict against the module's forward pass, and one trainer step with plain SGD and learning rate 1
 on a batch of 8, whose weight change is minus the gradient, against autograd's gradients (and
 batchnorm's running statistics). Relative tolerance 1e-4 (nnrt computes in F32, PyTorch here in F64). Every backend named must open: one
@@ -166,6 +167,39 @@ class Decoder(torch.nn.Module):
         return {f"{m}.{p}": getattr(getattr(self, m), p) for m in ("enc", "up1", "up2", "out") for p in ("weight", "bias")}
 
 
+TOKENS = {"input": [5, 8], "seed": 9, "layers": [
+    {"type": "layer_norm", "name": "ln"},
+    {"type": "rms_norm", "name": "rms", "normalized_dims": 2, "eps": 1e-6},
+    {"type": "layer_norm", "name": "plain", "affine": False, "eps": 1e-3},
+    {"type": "flatten"},
+    {"type": "output", "name": "out", "units": 3, "loss": "nll"}]}
+
+
+class Tokens(torch.nn.Module):
+    """Layer normalization of each token ([5 tokens, 8 features]), RMS normalization over the whole
+    example (torch 1.13 has no RMSNorm: its formula), layer normalization without parameters."""
+
+    def __init__(self):
+        super().__init__()
+        self.ln = torch.nn.LayerNorm(8)
+        self.rms_weight = torch.nn.Parameter(torch.empty(5, 8))
+        self.out = torch.nn.Linear(40, 3)
+        with torch.no_grad():  # parameters that are not the defaults, so their use shows
+            self.ln.weight.uniform_(0.5, 1.5)
+            self.ln.bias.uniform_(-0.5, 0.5)
+            self.rms_weight.uniform_(0.5, 1.5)
+
+    def forward(self, x):
+        h = self.ln(x)
+        h = h * torch.rsqrt(h.pow(2).mean(dim=(1, 2), keepdim=True) + 1e-6) * self.rms_weight
+        h = F.layer_norm(h, [8], eps=1e-3)
+        return self.out(h.flatten(1))
+
+    def names(self):
+        return {"ln.weight": self.ln.weight, "ln.bias": self.ln.bias, "rms.weight": self.rms_weight,
+                "out.weight": self.out.weight, "out.bias": self.out.bias}
+
+
 # ---- the checks -------------------------------------------------------------------------------
 
 def get_param(model, name):
@@ -258,6 +292,8 @@ def main(backends):
         run(backend, SEQUENCE, Sequence(), rng.integers(0, 11, (8, 6)).astype(np.float32),
             rng.integers(0, 3, 8).astype(np.int64), failures)
         run(backend, DECODER, Decoder(), rng.standard_normal((8, 2, 7, 7), dtype=np.float32),
+            rng.integers(0, 3, 8).astype(np.int64), failures)
+        run(backend, TOKENS, Tokens(), 3 * rng.standard_normal((8, 5, 8), dtype=np.float32) + 1,
             rng.integers(0, 3, 8).astype(np.int64), failures)
     # Cases: the comparisons, and each backend that did not open.
     print(f"nnrt-test-counts: passed={compared - mismatched} failed={len(failures)} skipped=0")
