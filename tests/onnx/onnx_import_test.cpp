@@ -516,6 +516,67 @@ TEST(OnnxImport, LstmAsTorchExportsIt) {
       << nnrt_last_error();
 }
 
+// Unsqueeze(x [N, 3] * Cast<float>(Div(Mul(6, 2), 5)), 1) + Sub(A [2, 1], B [3]): the arithmetic on constants that exported attention carries (head sizes, the
+// scale) is folded at import, integers truncating, with numpy broadcasting.
+// With six_is_batch, "six" is the batch size instead: Gather(Shape(x), 0).
+onnx::ModelProto folded_arithmetic(bool six_is_batch = false) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  onnx::GraphProto &g = *m.mutable_graph();
+  set_input(*g.add_input(), "x", {3});
+  if (six_is_batch) {
+    *g.add_initializer() = int64s("zero", {}, {0});
+    node(g, "Shape", {"x"}, "shape");
+    node(g, "Gather", {"shape", "zero"}, "six");
+  } else {
+    *g.add_initializer() = int64s("six", {}, {6});
+  }
+  *g.add_initializer() = int64s("two", {1}, {2});
+  *g.add_initializer() = int64s("four", {}, {5});
+  *g.add_initializer() = floats("A", {2, 1}, {1.0f, 10.0f});
+  *g.add_initializer() = floats("B", {3}, {0.5f, 0.25f, 2.0f});
+  *g.add_initializer() = int64s("one", {1}, {1});
+  node(g, "Mul", {"six", "two"}, "twelve");
+  node(g, "Div", {"twelve", "four"}, "quotient");  // 12 / 5 = 2 (truncated)
+  auto *to = node(g, "Cast", {"quotient"}, "factor").add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::FLOAT);
+  node(g, "Sub", {"A", "B"}, "table");  // [[0.5, 0.75, -1], [9.5, 9.75, 8]]
+  node(g, "Mul", {"x", "factor"}, "scaled");
+  node(g, "Unsqueeze", {"scaled", "one"}, "scaled3");  // [N, 1, 3]
+  node(g, "Add", {"scaled3", "table"}, "y0");         // [N, 2, 3]
+  set_input(*g.add_output(), "y0", {2, 3});
+  return m;
+}
+
+TEST(OnnxImport, ArithmeticOnConstantsIsFolded) {
+  Context c;
+  std::string bytes = folded_arithmetic().SerializeAsString();
+  nnrt_model *m = nullptr;
+  ASSERT_EQ(nnrt_model_import_onnx_memory(c.ctx, bytes.data(), bytes.size(), nullptr, &m), NNRT_OK) << nnrt_last_error();
+  const std::vector<float> got = predict(m, c.ctx, {1, 2, 3}, {1, 3});
+  EXPECT_EQ(got, (std::vector<float>{2.5f, 4.75f, 5, 11.5f, 13.75f, 14}));
+  nnrt_model_release(m);
+
+  std::string msg;
+  // Arithmetic on the batch size (known only at run time) is refused, naming it.
+  onnx::ModelProto batch = folded_arithmetic(true);
+  EXPECT_EQ(import(c, batch, &msg), NNRT_ERR_UNSUPPORTED);
+  EXPECT_NE(msg.find("holds the batch size"), std::string::npos) << msg;
+  // Integer division by zero is a corrupt model.
+  onnx::ModelProto zero = folded_arithmetic();
+  *zero.mutable_graph()->mutable_initializer(2) = int64s("four", {}, {0});
+  EXPECT_EQ(import(c, zero, &msg), NNRT_ERR_CORRUPT);
+  EXPECT_NE(msg.find("division by zero"), std::string::npos) << msg;
+  // Operands that do not broadcast are a corrupt model.
+  onnx::ModelProto shapes = folded_arithmetic();
+  *shapes.mutable_graph()->mutable_initializer(3) = floats("A", {2, 2}, {1, 2, 3, 4});
+  EXPECT_EQ(import(c, shapes, &msg), NNRT_ERR_CORRUPT);
+  EXPECT_NE(msg.find("do not broadcast"), std::string::npos) << msg;
+}
+
 // The statuses that reach a user through the path form of import and through export.
 TEST(OnnxImport, StatusesThroughThePathAndExport) {
   Context c;

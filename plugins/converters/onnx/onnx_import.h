@@ -208,9 +208,11 @@ void register_shape_ops(std::map<std::string, Importer::Translator> &table);
 void register_recurrent_ops(std::map<std::string, Importer::Translator> &table);
 void register_fold_ops(std::map<std::string, Importer::Translator> &table);
 void register_slice_ops(std::map<std::string, Importer::Translator> &table);
-// Gather and Concat of constants (onnx_import_fold.cpp), for the translators of those ops.
+// Gather, Concat and arithmetic of constants (onnx_import_fold.cpp), for the translators of those ops.
 void fold_gather(Importer &im);
 void fold_concat(Importer &im, int64_t axis);
+// Add, Sub, Mul or Div ("add", ...) of two constants, numpy broadcasting; the batch size refused.
+void fold_binary(Importer &im, const std::string &op);
 
 }  // namespace nnrt::io::onnx_format
 

@@ -1,8 +1,11 @@
 // The shape-only parts of a graph, folded on the shapes the importer knows: Shape, ConstantOfShape
-// and Expand, and Gather and Concat of constants. Exporters build an RNN's zero initial state as
+// and Expand, Gather and Concat of constants, Add/Sub/Mul/Div of two constants and Cast (the
+// head-size arithmetic exported attention carries). Exporters build an RNN's zero initial state as
 // ConstantOfShape(Concat(1, Unsqueeze(Gather(Shape(x), batch)), hidden)); the batch size is known
 // only at run time, so it stays a marker (kBatchSize) in the folded shape, and what is filled to
 // such a shape stays one value (Value::filled) that the ops reading it check (an LSTM's zero state).
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "onnx_import.h"
@@ -111,6 +114,128 @@ void expand(Importer &im) {
   im.set_value(im.node().output(0), filled(im, std::move(one), std::move(dims)));
 }
 
+// The bytes of `values` as ONNX element type `type` (FLOAT, DOUBLE, INT32, INT64 or BOOL).
+std::string encode(Importer &im, int32_t type, const std::vector<double> &values) {
+  std::string bytes;
+  auto put = [&bytes](auto v) { bytes.append(reinterpret_cast<const char *>(&v), sizeof v); };
+  for (double v : values) {
+    switch (type) {
+      case onnx::TensorProto::FLOAT: put(static_cast<float>(v)); break;
+      case onnx::TensorProto::DOUBLE: put(v); break;
+      case onnx::TensorProto::INT32: put(static_cast<int32_t>(v)); break;
+      case onnx::TensorProto::INT64: put(static_cast<int64_t>(v)); break;
+      case onnx::TensorProto::BOOL: put(static_cast<uint8_t>(v != 0)); break;
+      default: im.unsupported("folding to ONNX element type ", type, " is not supported (float, double, int32, int64, bool)");
+    }
+  }
+  return bytes;
+}
+
+bool is_integer(int32_t type) {
+  return type == onnx::TensorProto::INT32 || type == onnx::TensorProto::INT64 || type == onnx::TensorProto::BOOL;
+}
+
+// A constant's values as doubles; int64 values beyond 2^53 or the batch size marker refused.
+std::vector<double> values_of(Importer &im, const Value &v, const char *what) {
+  if (v.filled) im.unsupported(what, " is filled to a batch-sized shape: arithmetic on it is not supported");
+  std::vector<double> out;
+  if (is_integer(v.tensor.elem_type)) {
+    for (int64_t i : v.tensor.ints()) {
+      if (i == kBatchSize)
+        im.unsupported(what, " holds the batch size, known only at run time: arithmetic on it is not supported");
+      if (i > (int64_t(1) << 53) || i < -(int64_t(1) << 53)) im.unsupported(what, " holds ", i, ", too large to fold exactly");
+      out.push_back(static_cast<double>(i));
+    }
+  } else {
+    for (float f : v.tensor.floats()) out.push_back(f);
+  }
+  return out;
+}
+
+}  // namespace
+
+void fold_binary(Importer &im, const std::string &op) {
+  const Value &a = im.constant_value(0, "input 0"), &b = im.constant_value(1, "input 1");
+  const int32_t type = a.tensor.elem_type;
+  if (b.tensor.elem_type != type) im.corrupt("inputs of element types ", type, " and ", b.tensor.elem_type);
+  const std::vector<double> x = values_of(im, a, "input 0"), y = values_of(im, b, "input 1");
+  // numpy broadcasting, dims right-aligned.
+  const std::vector<int64_t> &da = a.tensor.dims, &db = b.tensor.dims;
+  const size_t rank = std::max(da.size(), db.size());
+  std::vector<int64_t> dims(rank), sa(rank, 0), sb(rank, 0);
+  int64_t step_a = 1, step_b = 1;
+  for (size_t k = rank; k-- > 0;) {
+    const size_t off_a = rank - da.size(), off_b = rank - db.size();
+    const int64_t ea = k >= off_a ? da[k - off_a] : 1, eb = k >= off_b ? db[k - off_b] : 1;
+    if (ea != eb && ea != 1 && eb != 1)
+      im.corrupt("inputs ", to_string(Shape::of(da)), " and ", to_string(Shape::of(db)), " do not broadcast");
+    dims[k] = std::max(ea, eb);
+    if (ea != 1) sa[k] = step_a;
+    if (eb != 1) sb[k] = step_b;
+    step_a *= ea;
+    step_b *= eb;
+  }
+  const int64_t n = folded_numel(im, dims);
+  std::vector<double> out(static_cast<size_t>(n));
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t ia = 0, ib = 0;
+    for (size_t k = 0; k < rank; ++k) {
+      ia += index[k] * sa[k];
+      ib += index[k] * sb[k];
+    }
+    const double u = x[static_cast<size_t>(ia)], v = y[static_cast<size_t>(ib)];
+    double r;
+    if (op == "add") r = u + v;
+    else if (op == "sub") r = u - v;
+    else if (op == "mul") r = u * v;
+    else if (is_integer(type)) {
+      if (v == 0) im.corrupt("integer division by zero");
+      r = std::trunc(u / v);  // ONNX integer Div truncates, as C does
+    } else {
+      r = u / v;
+    }
+    out[static_cast<size_t>(i)] = r;
+    for (size_t k = rank; k-- > 0;) {
+      if (++index[k] < dims[k]) break;
+      index[k] = 0;
+    }
+  }
+  Value v;
+  v.constant = true;
+  v.tensor.name = im.node().output(0);
+  v.tensor.elem_type = type;
+  v.tensor.dims = dims;
+  v.tensor.bytes = encode(im, type, out);
+  im.set_value(im.node().output(0), std::move(v));
+}
+
+namespace {
+
+// Cast: folded for constants; for a computed float value, a cast to float is the value itself.
+// nnrt computes in one float type, so other casts of computed values are refused.
+void cast(Importer &im) {
+  im.check_attrs({"to", "saturate"});
+  im.check_outputs(1);
+  const int64_t to = im.attr_int("to", 0);
+  const Value &x = im.input(0);
+  if (!x.constant) {
+    if (to != onnx::TensorProto::FLOAT) im.unsupported("Cast of a computed value to element type ", to, " (nnrt computes in float)");
+    im.alias(im.node().output(0), im.node().input(0));
+    return;
+  }
+  std::vector<double> values = values_of(im, x, "the input");
+  if (is_integer(static_cast<int32_t>(to)) && !is_integer(x.tensor.elem_type))
+    for (double &d : values) d = std::trunc(d);  // float to integer truncates toward zero
+  Value v;
+  v.constant = true;
+  v.tensor.name = im.node().output(0);
+  v.tensor.elem_type = static_cast<int32_t>(to);
+  v.tensor.dims = x.tensor.dims;
+  v.tensor.bytes = encode(im, static_cast<int32_t>(to), values);
+  im.set_value(im.node().output(0), std::move(v));
+}
+
 }  // namespace
 
 void fold_gather(Importer &im) {
@@ -191,6 +316,7 @@ void register_fold_ops(std::map<std::string, Importer::Translator> &t) {
   t["Shape"] = shape;
   t["ConstantOfShape"] = constant_of_shape;
   t["Expand"] = expand;
+  t["Cast"] = cast;
 }
 
 }  // namespace nnrt::io::onnx_format

@@ -23,7 +23,10 @@ void binary(Importer &im, const char *op) {
   im.check_outputs(1);
   const Value &a = im.input(0), &b = im.input(1);
   const std::string &out = im.node().output(0);
-  if (a.constant && b.constant) im.unsupported("both operands are constants");
+  if (a.constant && b.constant) {
+    fold_binary(im, op);
+    return;
+  }
   if (!a.constant && !b.constant) {
     im.emit("binary", {{"op", op}}, {im.node().input(0), im.node().input(1)}, {}, out);
     return;
