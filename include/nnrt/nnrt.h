@@ -350,7 +350,9 @@ NNRT_API nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_arr
 ** "input") with "outputs" (node names; default: the last node). Every layer has a "type" and an
 ** optional "name" (default "layer<i>"); its other keys are:
 **
-**   dense        "units", "activation" (default identity), "init" (default xavier), "bias" (true)
+**   dense        "units", "activation" (default identity), "init" (default xavier), "bias" (true),
+**                "flatten" (true: the example is flattened first; false: applied to its last dim,
+**                [..., in] -> [..., units], each token of a sequence alike)
 **   conv2d       "filters", "kernel", "stride" (1), "padding" (0, [h, w], [top, left, bottom,
 **                right], "same" or "valid"), "dilation" (1), "groups" (1), "activation", "init",
 **                "bias"
@@ -365,6 +367,15 @@ NNRT_API nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_arr
 **   layer_norm, rms_norm   each example normalized over its last "normalized_dims" dims (1), as
 **                PyTorch's LayerNorm and RMSNorm: "eps" (1e-5), "affine" (true: a weight, ones at
 **                first), "bias" (true for layer_norm, false for rms_norm; needs affine)
+**   multi_head_attention   self-attention over examples [tokens, features], as PyTorch's
+**                nn.MultiheadAttention(features, heads, batch_first=True)(x, x, x): "heads"
+**                (required; divides features), "causal" (false: with true, a token attends to
+**                itself and the tokens before it), "bias" (true), "init" (xavier_uniform);
+**                parameters in_proj_weight [3 features, features], in_proj_bias,
+**                out_proj.weight [features, features], out_proj.bias
+**   position_embedding   adds each position's vector to the tokens of [tokens, features]: the
+**                learned parameter weight [tokens, features] ("init", default normal(0, 0.02)), or
+**                with "sinusoidal": true the fixed sin/cos table of the original transformer
 **   dropout      "rate": the probability of dropping an element, in [0, 1)
 **   activation   "activation", and "alpha" for leaky_relu (0.01) and elu (1)
 **   flatten      (no keys);  reshape  "shape" (one dim may be -1)

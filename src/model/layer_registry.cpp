@@ -16,6 +16,8 @@ std::unique_ptr<Layer> make_global_maxpool2d(JsonReader &config);
 std::unique_ptr<Layer> make_batchnorm(JsonReader &config);
 std::unique_ptr<Layer> make_layer_norm(JsonReader &config);
 std::unique_ptr<Layer> make_rms_norm(JsonReader &config);
+std::unique_ptr<Layer> make_multi_head_attention(JsonReader &config);
+std::unique_ptr<Layer> make_position_embedding(JsonReader &config);
 std::unique_ptr<Layer> make_dropout(JsonReader &config);
 std::unique_ptr<Layer> make_activation(JsonReader &config);
 std::unique_ptr<Layer> make_flatten(JsonReader &config);
@@ -44,6 +46,8 @@ std::unique_ptr<Layer> make_layer(const std::string &type, JsonReader &config) {
       {"batchnorm", make_batchnorm},
       {"layer_norm", make_layer_norm},
       {"rms_norm", make_rms_norm},
+      {"multi_head_attention", make_multi_head_attention},
+      {"position_embedding", make_position_embedding},
       {"dropout", make_dropout},
       {"activation", make_activation},
       {"flatten", make_flatten},

@@ -27,6 +27,7 @@ class Nnrt:
                                         ctypes.POINTER(ctypes.c_int64)]
         lib.nnrt_model_create.argtypes = [P, ctypes.c_char_p, ctypes.POINTER(P)]
         lib.nnrt_model_get_param.argtypes = [P, ctypes.c_char_p, ctypes.POINTER(P)]
+        lib.nnrt_model_predict.argtypes = [P, P, ctypes.POINTER(P)]
         lib.nnrt_model_set_param.argtypes = [P, ctypes.c_char_p, P]
         lib.nnrt_trainer_create.argtypes = [P, ctypes.c_char_p, ctypes.POINTER(P)]
         lib.nnrt_trainer_step.argtypes = [P, P, P, ctypes.POINTER(ctypes.c_double)]
@@ -82,6 +83,16 @@ class Nnrt:
             self.check(self.lib.nnrt_model_set_param(model, name.encode(), arr), f"set_param {name}")
         finally:
             self.lib.nnrt_array_release(arr)
+
+    def predict(self, ctx, model, x):
+        """The model's output for the numpy batch x, as a numpy array."""
+        xs, out = self.array(ctx, x), P()
+        try:
+            self.check(self.lib.nnrt_model_predict(model, xs, ctypes.byref(out)), "nnrt_model_predict")
+            return self.numpy(out)
+        finally:
+            self.lib.nnrt_array_release(xs)
+            self.lib.nnrt_array_release(out)
 
     def trainer(self, model, options):
         t = P()

@@ -33,18 +33,32 @@ void write_activation(Exporter &ex, const std::string &act, const std::string &x
 
 namespace {
 
-// dense and output as Gemm (flattening a multi-dim example first), then the fused activation.
+// dense and output as Gemm (flattening a multi-dim example first), then the fused activation; a
+// dense with "flatten": false as MatMul and Add over the example's last dim.
 void dense(Exporter &ex, const char *default_activation) {
   const Json &a = ex.attrs();
   const std::string &name = ex.name(), &out = ex.output();
   std::string x = ex.inputs()[0];
+  std::string act = a.value("activation", default_activation);
+  if (!a.value("flatten", true) && ex.in_shape().rank > 1) {
+    // Applied to the last dim of a multi-dim example: MatMul by W^T (Gemm takes 2-D inputs only).
+    if (act == "softmax" || act == "log_softmax")
+      fail(NNRT_ERR_UNSUPPORTED, "ONNX export: ", ex.node().where, ": a per-position dense with ", act, " has no ONNX form here");
+    onnx::NodeProto &t = ex.add("Transpose", {ex.param(name + ".weight")}, name + "/weight_t");
+    Exporter::set_ints(t, "perm", {1, 0});
+    const bool bias = a.value("bias", true);
+    std::string z = act == "identity" || act == "linear" ? out : name + "/linear";
+    ex.add("MatMul", {x, name + "/weight_t"}, bias ? name + "/matmul" : z);
+    if (bias) ex.add("Add", {name + "/matmul", ex.param(name + ".bias")}, z);
+    if (z != out) write_activation(ex, act, z, out);
+    return;
+  }
   if (ex.in_shape().rank != 1) {
     Exporter::set_int(ex.add("Flatten", {x}, name + "/flat"), "axis", 1);
     x = name + "/flat";
   }
   std::vector<std::string> gi = {x, ex.param(name + ".weight")};
   if (a.value("bias", true)) gi.push_back(ex.param(name + ".bias"));
-  std::string act = a.value("activation", default_activation);
   std::string z = act == "identity" || act == "linear" ? out : name + "/gemm";
   Exporter::set_int(ex.add("Gemm", gi, z), "transB", 1);
   if (z != out) write_activation(ex, act, z, out);

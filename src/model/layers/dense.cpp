@@ -1,5 +1,7 @@
-// dense: y = activation(x W^T + b), with x flattened per example. Weight [units, in] as PyTorch's
-// nn.Linear. Activations that can be back-propagated from the output run fused with the matmul.
+// dense: y = activation(x W^T + b), with x flattened per example; or, with "flatten": false, applied
+// to the last dim of each example ([..., in] -> [..., units]: each token of a sequence alike, as
+// PyTorch's nn.Linear on a [N, T, in] input). Weight [units, in] as PyTorch's nn.Linear.
+// Activations that can be back-propagated from the output run fused with the matmul.
 #include "model/activation.h"
 #include "model/layer.h"
 
@@ -11,12 +13,19 @@ class DenseLayer : public Layer {
   int64_t units = 0, in_features = 0;
   Activation activation;
   Init init;
-  bool bias = true;
+  bool bias = true, flatten = true;
 
   Shape build(const std::vector<Shape> &inputs) override {
     if (inputs.size() != 1) shape_error("takes one input, got ", inputs.size());
-    in_features = inputs[0].numel();
-    return Shape{units};
+    const Shape &x = inputs[0];
+    if (flatten || x.rank == 0) {
+      in_features = x.numel();
+      return Shape{units};
+    }
+    in_features = x[x.rank - 1];
+    Shape y = x;
+    y[y.rank - 1] = units;
+    return y;
   }
 
   std::vector<ParamSpec> param_specs() const override {
@@ -27,26 +36,37 @@ class DenseLayer : public Layer {
 
   Array forward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, Saved &saved) const override {
     Context &ctx = pass.ctx;
-    Array x = ops::reshape(ctx, in[0], {in[0].dim(0), in_features});
+    // Rows of in_features: one per example, or one per position of the leading dims.
+    Array x = ops::reshape(ctx, in[0], {-1, in_features});
     Array wt = ops::transpose(params[0], {1, 0});
     const Array *b = bias ? &params[1] : nullptr;
     if (activation.fusable()) {
       saved.arrays = {x};
-      return ops::matmul(ctx, x, wt, b, activation.fused_alg(), activation.alpha);
+      return output_shaped(ctx, ops::matmul(ctx, x, wt, b, activation.fused_alg(), activation.alpha), in[0]);
     }
     Array z = ops::matmul(ctx, x, wt, b);
     saved.arrays = {x, z};
-    return activation.forward(ctx, z);
+    return output_shaped(ctx, activation.forward(ctx, z), in[0]);
   }
 
   void backward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, const Array &out,
                 const Saved &saved, const Array &dout, std::vector<Array> &din, std::vector<Array> &dparams) const override {
     Context &ctx = pass.ctx;
     const Array &x = saved.arrays[0];
-    Array dz = activation.backward(ctx, dout, activation.fusable() ? Array() : saved.arrays[1], out);
+    Array dz = activation.backward(ctx, ops::reshape(ctx, dout, {-1, units}), activation.fusable() ? Array() : saved.arrays[1],
+                                   ops::reshape(ctx, out, {-1, units}));
     if (pass.needs_input_grad(0)) din[0] = ops::reshape(ctx, ops::matmul(ctx, dz, params[0]), in[0].shape().vec());
     dparams[0] = ops::matmul(ctx, ops::transpose(dz, {1, 0}), x);
     if (bias) dparams[1] = ops::reduce(ctx, NNRT_REDUCE_SUM, dz, 1u, false);
+  }
+
+ private:
+  // y [rows, units] as the layer's output: [N, units], or x's shape with units last.
+  Array output_shaped(Context &ctx, const Array &y, const Array &x) const {
+    if (flatten || x.rank() <= 2) return y;
+    std::vector<int64_t> dims = x.shape().vec();
+    dims.back() = units;
+    return ops::reshape(ctx, y, dims);
   }
 };
 
@@ -58,6 +78,7 @@ std::unique_ptr<Layer> make_dense(JsonReader &config) {
   l->activation = read_activation(config, "activation", "identity");
   l->init = read_init(config, "init", Init{Init::kXavier});
   l->bias = config.get_bool("bias", true);
+  l->flatten = config.get_bool("flatten", true);
   return l;
 }
 

@@ -16,6 +16,9 @@ std::vector<LayerCase> all_cases() {
       {"dense_gelu", R"({"type": "dense", "units": 4, "activation": "gelu"})", {{5}}, 3},
       {"dense_softmax", R"({"type": "dense", "units": 4, "activation": "softmax"})", {{5}}, 3},
       {"dense_no_bias_image_input", R"({"type": "dense", "units": 3, "bias": false})", {{2, 2, 3}}, 2},
+      {"dense_per_token", R"({"type": "dense", "units": 5, "flatten": false, "activation": "gelu"})", {{4, 3}}, 2},
+      {"dense_per_position_relu", R"({"type": "dense", "units": 2, "flatten": false, "activation": "relu"})",
+       {{2, 3, 4}}, 2},
 
       // conv2d
       {"conv2d", R"({"type": "conv2d", "filters": 3, "kernel": 3})", {{2, 5, 5}}},
@@ -85,6 +88,12 @@ std::vector<LayerCase> all_cases() {
       {"layer_norm_no_affine", R"({"type": "layer_norm", "affine": false})", {{3, 5}}},
       {"rms_norm", R"({"type": "rms_norm"})", {{4, 6}}},
       {"rms_norm_bias_all_dims", R"({"type": "rms_norm", "normalized_dims": 2, "bias": true})", {{3, 4}}},
+      {"multi_head_attention", R"({"type": "multi_head_attention", "heads": 2})", {{3, 4}}},
+      {"multi_head_attention_causal_no_bias", R"({"type": "multi_head_attention", "heads": 3, "causal": true,
+                                                 "bias": false})", {{4, 6}}},
+      {"multi_head_attention_one_head_one_token", R"({"type": "multi_head_attention", "heads": 1})", {{1, 3}}, 3},
+      {"position_embedding", R"({"type": "position_embedding"})", {{4, 3}}},
+      {"position_embedding_sinusoidal", R"({"type": "position_embedding", "sinusoidal": true})", {{5, 6}}},
       {"dropout", R"({"type": "dropout", "rate": 0.3})", {{4, 5}}},
 
       // sequences

@@ -3,8 +3,8 @@
     pytorch_parity_test.py LIBNNRT [BACKEND...]      (backends: default "reference")
 
 The LeNet of examples/lenet.json, a sequence model (embedding, two LSTMs, batchnorm), a decoder
-(transposed convolutions) and a token model (layer and RMS normalization) get the same weights in
-both. Checked, on every backend that loads here:
+(transposed convolutions), a token model (layer and RMS normalization) and an encoder (multi-head
+self-attention, plain and causal) get the same weights in both. Checked, on every backend that loads here:
 predict against the module's forward pass, and one trainer step with plain SGD and learning rate 1
 on a batch of 8, whose weight change is minus the gradient, against autograd's gradients (and
 batchnorm's running statistics). Relative tolerance 1e-4 (nnrt computes in F32, PyTorch here in F64). Every backend named must open: one
@@ -200,6 +200,44 @@ class Tokens(torch.nn.Module):
                 "out.weight": self.out.weight, "out.bias": self.out.bias}
 
 
+ENCODER = {"input": [5, 8], "seed": 21, "layers": [
+    {"type": "multi_head_attention", "name": "attn", "heads": 2},
+    {"type": "layer_norm", "name": "ln"},
+    {"type": "multi_head_attention", "name": "masked", "heads": 4, "causal": True, "bias": False},
+    {"type": "flatten"},
+    {"type": "output", "name": "out", "units": 3, "loss": "nll"}]}
+
+
+class Encoder(torch.nn.Module):
+    """nn.MultiheadAttention: self-attention with 2 heads, layer normalization, causal
+    self-attention with 4 heads and no biases."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+        self.ln = torch.nn.LayerNorm(8)
+        self.masked = torch.nn.MultiheadAttention(8, 4, bias=False, batch_first=True)
+        self.out = torch.nn.Linear(40, 3)
+        with torch.no_grad():  # biases that are not zero, so their use shows
+            self.attn.in_proj_bias.uniform_(-0.5, 0.5)
+            self.attn.out_proj.bias.uniform_(-0.5, 0.5)
+
+    def forward(self, x):
+        h, _ = self.attn(x, x, x, need_weights=False)
+        h = self.ln(h)
+        causal = torch.triu(torch.full((5, 5), float("-inf"), dtype=h.dtype), diagonal=1)
+        h, _ = self.masked(h, h, h, attn_mask=causal, need_weights=False)
+        return self.out(h.flatten(1))
+
+    def names(self):
+        return {"attn.in_proj_weight": self.attn.in_proj_weight, "attn.in_proj_bias": self.attn.in_proj_bias,
+                "attn.out_proj.weight": self.attn.out_proj.weight, "attn.out_proj.bias": self.attn.out_proj.bias,
+                "ln.weight": self.ln.weight, "ln.bias": self.ln.bias,
+                "masked.in_proj_weight": self.masked.in_proj_weight,
+                "masked.out_proj.weight": self.masked.out_proj.weight,
+                "out.weight": self.out.weight, "out.bias": self.out.bias}
+
+
 # ---- the checks -------------------------------------------------------------------------------
 
 def get_param(model, name):
@@ -294,6 +332,8 @@ def main(backends):
         run(backend, DECODER, Decoder(), rng.standard_normal((8, 2, 7, 7), dtype=np.float32),
             rng.integers(0, 3, 8).astype(np.int64), failures)
         run(backend, TOKENS, Tokens(), 3 * rng.standard_normal((8, 5, 8), dtype=np.float32) + 1,
+            rng.integers(0, 3, 8).astype(np.int64), failures)
+        run(backend, ENCODER, Encoder(), rng.standard_normal((8, 5, 8), dtype=np.float32),
             rng.integers(0, 3, 8).astype(np.int64), failures)
     # Cases: the comparisons, and each backend that did not open.
     print(f"nnrt-test-counts: passed={compared - mismatched} failed={len(failures)} skipped=0")

@@ -1,0 +1,143 @@
+// multi_head_attention: self-attention over the tokens of each example [T, E], as PyTorch's
+// nn.MultiheadAttention(E, heads, batch_first=True) called with (x, x, x): q, k and v are x
+// projected by the rows of in_proj_weight [3E, E] (and in_proj_bias [3E]), split into `heads`
+// heads of E / heads features; each head computes softmax(q k^T / sqrt(E / heads) + mask) v, where
+// the mask is -inf above the diagonal with "causal" (a token sees itself and the tokens before it)
+// and 0 otherwise; the heads are joined and projected by out_proj.weight [E, E] (and out_proj.bias).
+// The parameter names are PyTorch's, so a state dict loads as it is.
+//
+// This version composes the library's ops (batched matmul, softmax), so it keeps a [T, T] score
+// matrix per head and example; a fused attention op kind is future work.
+#include <cmath>
+#include <limits>
+
+#include "model/layer.h"
+
+namespace nnrt::model {
+namespace {
+
+class MultiHeadAttentionLayer : public Layer {
+ public:
+  int64_t heads = 1, tokens = 0, width = 0;
+  bool causal = false, bias = true;
+  Init init;
+
+  Shape build(const std::vector<Shape> &inputs) override {
+    if (inputs.size() != 1) shape_error("takes one input (self-attention), got ", inputs.size());
+    const Shape &x = inputs[0];
+    if (x.rank != 2) shape_error("expects examples shaped [tokens, features], got ", to_string(x));
+    tokens = x[0];
+    width = x[1];
+    if (width % heads != 0) shape_error("features ", width, " do not split into ", heads, " heads");
+    return x;
+  }
+
+  std::vector<ParamSpec> param_specs() const override {
+    std::vector<ParamSpec> p = {{"in_proj_weight", Shape{3 * width, width}, init, width, width}};
+    if (bias) p.push_back({"in_proj_bias", Shape{3 * width}, Init{}, width, width});
+    p.push_back({"out_proj.weight", Shape{width, width}, init, width, width});
+    if (bias) p.push_back({"out_proj.bias", Shape{width}, Init{}, width, width});
+    return p;
+  }
+
+  // The saved arrays of a forward pass.
+  enum SavedIndex { kX, kQ, kK, kV, kP, kO };
+
+  Array forward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, Saved &saved) const override {
+    Context &ctx = pass.ctx;
+    const Array &x = in[0];
+    const int64_t n = x.dim(0), d = width / heads;
+    // q (already divided by sqrt(d)), k and v as [N, heads, T, d] views of [N, T, E] products.
+    Array q = ops::scale(ctx, head_view(project(ctx, x, params, 0), n), 1.0 / std::sqrt(static_cast<double>(d)));
+    Array k = head_view(project(ctx, x, params, 1), n), v = head_view(project(ctx, x, params, 2), n);
+    Array scores = ops::matmul(ctx, q, ops::transpose(k, {0, 1, 3, 2}));  // [N, heads, T, T]
+    if (causal) scores = ops::add(ctx, scores, causal_mask(ctx, x.dtype()));
+    Array p = ops::softmax(ctx, NNRT_SOFTMAX, scores, 3);
+    Array o = join_heads(ctx, ops::matmul(ctx, p, v), n);  // [N, T, E]
+    saved.arrays = {x, q, k, v, p, o};
+    const Array *out_bias = bias ? &params[3] : nullptr;
+    return ops::matmul(ctx, o, ops::transpose(params[bias ? 2 : 1], {1, 0}), out_bias);
+  }
+
+  void backward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, const Array &,
+                const Saved &saved, const Array &dout, std::vector<Array> &din, std::vector<Array> &dparams) const override {
+    Context &ctx = pass.ctx;
+    const Array &x = saved.arrays[kX], &q = saved.arrays[kQ], &k = saved.arrays[kK], &v = saved.arrays[kV],
+                &p = saved.arrays[kP], &o = saved.arrays[kO];
+    const int64_t n = x.dim(0), d = width / heads;
+    const Array &w_out = params[bias ? 2 : 1];
+    // y = o Wo^T + bo
+    Array dy2 = rows(ctx, dout), o2 = rows(ctx, o);
+    dparams[bias ? 2 : 1] = ops::matmul(ctx, ops::transpose(dy2, {1, 0}), o2);
+    if (bias) dparams[3] = ops::reduce(ctx, NNRT_REDUCE_SUM, dy2, 1u, false);
+    Array d_heads = head_view(ops::matmul(ctx, dout, w_out), n);  // d(o) as [N, heads, T, d]
+    // o = p v; p = softmax(scores); scores = q k^T (q already scaled)
+    Array dv = ops::matmul(ctx, ops::transpose(p, {0, 1, 3, 2}), d_heads);
+    Array dp = ops::matmul(ctx, d_heads, ops::transpose(v, {0, 1, 3, 2}));
+    Array ds = ops::softmax_backward(ctx, NNRT_SOFTMAX, dp, p, 3);
+    Array dq = ops::scale(ctx, ops::matmul(ctx, ds, k), 1.0 / std::sqrt(static_cast<double>(d)));
+    Array dk = ops::matmul(ctx, ops::transpose(ds, {0, 1, 3, 2}), q);
+    // q|k|v = x W_i^T + b_i for the three row blocks i of in_proj_weight.
+    Array x2 = rows(ctx, x);
+    std::vector<Array> dw, db;
+    Array dx;
+    int i = 0;
+    for (const Array *g : {&dq, &dk, &dv}) {
+      Array g2 = rows(ctx, join_heads(ctx, *g, n));
+      dw.push_back(ops::matmul(ctx, ops::transpose(g2, {1, 0}), x2));
+      if (bias) db.push_back(ops::reduce(ctx, NNRT_REDUCE_SUM, g2, 1u, false));
+      if (pass.needs_input_grad(0)) {
+        Array part = ops::matmul(ctx, g2, params[0].slice(0, i * width, width));
+        dx = dx.defined() ? ops::add(ctx, dx, part) : part;
+      }
+      ++i;
+    }
+    dparams[0] = ops::concat(ctx, dw, 0);
+    if (bias) dparams[1] = ops::concat(ctx, db, 0);
+    if (pass.needs_input_grad(0)) din[0] = ops::reshape(ctx, dx, x.shape().vec());
+  }
+
+ private:
+  // Block i (0 q, 1 k, 2 v) of the input projection: x [N, T, E] -> [N, T, E].
+  Array project(Context &ctx, const Array &x, const std::vector<Array> &params, int i) const {
+    Array w = ops::transpose(params[0].slice(0, i * width, width), {1, 0});
+    Array b = bias ? ops::contiguous(ctx, params[1].slice(0, i * width, width)) : Array();
+    return ops::matmul(ctx, x, w, bias ? &b : nullptr);
+  }
+
+  // [N, T, E] -> a [N, heads, T, d] view.
+  Array head_view(const Array &t, int64_t n) const {
+    Array split = t.reshaped_view(Shape{n, tokens, heads, width / heads});
+    return ops::transpose(split, {0, 2, 1, 3});
+  }
+
+  // [N, heads, T, d] -> [N, T, E], contiguous.
+  Array join_heads(Context &ctx, const Array &t, int64_t n) const {
+    return ops::reshape(ctx, ops::contiguous(ctx, ops::transpose(t, {0, 2, 1, 3})), {n, tokens, width});
+  }
+
+  // [N, T, E] -> [N * T, E].
+  Array rows(Context &ctx, const Array &t) const { return ops::reshape(ctx, ops::contiguous(ctx, t), {-1, width}); }
+
+  // [T, T]: 0 on and below the diagonal, -inf above.
+  Array causal_mask(Context &ctx, nnrt_dtype dtype) const {
+    std::vector<double> m(static_cast<size_t>(tokens * tokens), 0.0);
+    for (int64_t r = 0; r < tokens; ++r)
+      for (int64_t c = r + 1; c < tokens; ++c) m[static_cast<size_t>(r * tokens + c)] = -std::numeric_limits<double>::infinity();
+    Array f64 = ops::from_host(ctx, NNRT_DTYPE_F64, Shape{tokens, tokens}, m.data(), m.size() * sizeof(double));
+    return dtype == NNRT_DTYPE_F64 ? f64 : ops::cast(ctx, f64, dtype);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Layer> make_multi_head_attention(JsonReader &config) {
+  auto l = std::make_unique<MultiHeadAttentionLayer>();
+  l->heads = config.require_int("heads", 1);
+  l->causal = config.get_bool("causal", false);
+  l->bias = config.get_bool("bias", true);
+  l->init = read_init(config, "init", Init{Init::kXavierUniform});
+  return l;
+}
+
+}  // namespace nnrt::model
