@@ -9,6 +9,8 @@
 //   y = (x - mean) * (gamma * rstd) + beta
 //   dx = rstd * (g - sum(g)/N - xhat * sum(g * xhat)/N)        (RMS: sum(g)/N left out)
 // dgamma and dbeta sum over the rows instead, one normalized position at a time.
+#include <vector>
+
 #include "dtype.h"
 #include "op_kernel.h"
 #include "strided.h"
@@ -60,18 +62,6 @@ struct RowLayout {
   }
 };
 
-// The element loop of operand k alone, for the row sums.
-StridedLoop<1> operand_loop(const StridedLoop<4> &loop, int k) {
-  StridedLoop<1> one;
-  one.ndim = loop.ndim;
-  one.count = loop.count;
-  for (int d = 0; d < loop.ndim; ++d) {
-    one.dims[d] = loop.dims[d];
-    one.strides[0][d] = loop.strides[k][d];
-  }
-  return one;
-}
-
 template <class A>
 A mean_of(A sum, int64_t n) {
   return n > 0 ? sum / static_cast<A>(n) : A(0);
@@ -88,7 +78,10 @@ class LayernormKernel final : public OpKernel {
                 {setup.desc.inputs[0].strides + setup.desc.attrs.axis, setup.desc.outputs[0].strides + setup.desc.attrs.axis,
                  has_gamma_ ? setup.desc.inputs[1].strides : kNoStrides,
                  has_beta_ ? setup.desc.inputs[2].strides : kNoStrides}),
-        x_elements_(operand_loop(layout_.elements, 0)), dtype_(setup.desc.inputs[0].dtype) {}
+        x_elements_(make_strided_loop<1>(setup.desc.inputs[0].ndim - setup.desc.attrs.axis,
+                                         setup.desc.inputs[0].dims + setup.desc.attrs.axis,
+                                         {setup.desc.inputs[0].strides + setup.desc.attrs.axis})),
+        dtype_(setup.desc.inputs[0].dtype) {}
 
   void run(const nnrt_op_args &args) const override {
     visit_float(dtype_, [&](auto type) {
@@ -206,19 +199,28 @@ class LayernormBackwardKernel final : public OpKernel {
     const StridedLoop<5> &rows = dx_layout_->rows;
     const StridedLoop<4> &el = param_elements_;
     const A eps = static_cast<A>(eps_);
+    // Each row's mean and 1 / sqrt(var + eps), once, in the rows' order.
+    std::vector<A> row_mean, row_rstd;
+    row_mean.reserve(static_cast<size_t>(rows.count));
+    row_rstd.reserve(static_cast<size_t>(rows.count));
+    for_each_run(rows, 0, rows.count, [&](const int64_t *r, int64_t nr) {
+      for (int64_t j = 0; j < nr; ++j) {
+        row_mean.push_back(static_cast<A>(mean_in[r[2] + j * rows.inner_stride(2)]));
+        row_rstd.push_back(kernels::bn_inv_std(static_cast<A>(var_in[r[3] + j * rows.inner_stride(3)]), eps));
+      }
+    });
     const int64_t grain = dx_layout_->row_count >= kCheapGrain ? 1 : kCheapGrain / (dx_layout_->row_count + 1) + 1;
     parallel_for(exec_, el.count, grain, [&](int64_t begin, int64_t end) {
       for_each_run(el, begin, end, [&](const int64_t *o, int64_t count) {
         for (int64_t i = 0; i < count; ++i) {
           const T *xp = x + o[0] + i * el.inner_stride(0), *dyp = dy + o[1] + i * el.inner_stride(1);
           CascadeSum<A> sum_dy, sum_dy_xhat;
+          size_t row = 0;
           for_each_run(rows, 0, rows.count, [&](const int64_t *r, int64_t nr) {
-            for (int64_t j = 0; j < nr; ++j) {
+            for (int64_t j = 0; j < nr; ++j, ++row) {
               const A d = load(dyp + r[1] + j * rows.inner_stride(1));
-              const A mean = static_cast<A>(mean_in[r[2] + j * rows.inner_stride(2)]);
-              const A rstd = kernels::bn_inv_std(static_cast<A>(var_in[r[3] + j * rows.inner_stride(3)]), eps);
               sum_dy.add(d);
-              sum_dy_xhat.add(d * ((load(xp + r[0] + j * rows.inner_stride(0)) - mean) * rstd));
+              sum_dy_xhat.add(d * ((load(xp + r[0] + j * rows.inner_stride(0)) - row_mean[row]) * row_rstd[row]));
             }
           });
           dgamma[o[2] + i * el.inner_stride(2)] = static_cast<float>(sum_dy_xhat.result());

@@ -215,7 +215,7 @@ namespace {
 // Cast: folded for constants; for a computed float value, a cast to float is the value itself.
 // nnrt computes in one float type, so other casts of computed values are refused.
 void cast(Importer &im) {
-  im.check_attrs({"to", "saturate"});
+  im.check_attrs({"to"});
   im.check_outputs(1);
   const int64_t to = im.attr_int("to", 0);
   const Value &x = im.input(0);
