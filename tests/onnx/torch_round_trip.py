@@ -1,6 +1,7 @@
 """PyTorch -> ONNX -> nnrt: the LeNet of examples/lenet.json, a small residual network, an
-upsampler (transposed convolutions) and layer normalizations (opset 17), exported with
-torch.onnx.export (dynamic batch), imported into nnrt, give PyTorch's outputs to 1e-4; so do nn.LSTM models exported the same way
+upsampler (transposed convolutions), layer normalizations (opset 17) and transformers (self-attention,
+encoder and causal decoder stacks, opsets 14 and 17), exported with torch.onnx.export (dynamic
+batch), imported into nnrt, give PyTorch's outputs to 1e-4; so do nn.LSTM models exported the same way
 (batch_first and time-major: torch writes a layout-0 LSTM, Transposes around it and a zero state
 computed from Shape), and an ONNX LSTM of layout 1 written by hand.
 Exits 77 (skipped) without torch, onnx or numpy.
@@ -119,6 +120,59 @@ def check(nnrt, name, net, example, work, opset=13):
     return True
 
 
+class SelfAttention(nn.Module):
+    """nn.MultiheadAttention over its input (query, key and value the same)."""
+
+    def __init__(self, width, heads):
+        super().__init__()
+        self.attention = nn.MultiheadAttention(width, heads, batch_first=True)
+
+    def forward(self, x):
+        return self.attention(x, x, x, need_weights=False)[0]
+
+
+class CausalDecoder(nn.Module):
+    """A GPT-style stack: pre-norm encoder layers under a causal mask (a constant in the graph)."""
+
+    def __init__(self, tokens, width, heads, layers):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(width, heads, 2 * width, dropout=0.0, activation="gelu", batch_first=True,
+                                           norm_first=True)
+        self.layers = nn.TransformerEncoder(layer, layers)
+        self.register_buffer("mask", nn.Transformer.generate_square_subsequent_mask(tokens))
+
+    def forward(self, x):
+        return self.layers(x, mask=self.mask)
+
+
+def check_transformers(nnrt, work):
+    """PyTorch's attention (time-major inside, the batch merged with the heads), erf GELU and layer
+    norm (one node at opset 17, decomposed at 14) import as nnrt's multi_head_attention, gelu and
+    layer_norm layers."""
+    ok = check(nnrt, "self_attention", SelfAttention(32, 4), [6, 32], work, opset=17)
+    encoder_layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, activation="gelu", batch_first=True)
+    ok &= check(nnrt, "transformer_encoder", nn.TransformerEncoder(encoder_layer, 2), [7, 32], work, opset=17)
+    relu_layer = nn.TransformerEncoderLayer(32, 2, 48, dropout=0.0, batch_first=True)
+    ok &= check(nnrt, "transformer_encoder_opset14", relu_layer, [5, 32], work, opset=14)
+    ok &= check(nnrt, "causal_decoder", CausalDecoder(9, 32, 4, 2), [9, 32], work, opset=17)
+    # A mask nnrt's layer does not have is refused with that reason, not imported without it.
+    other_mask = CausalDecoder(9, 32, 4, 1).eval()
+    other_mask.mask.copy_(torch.randn(9, 9))
+    path = os.path.join(work, "other_mask.onnx")
+    torch.onnx.export(other_mask, torch.randn(2, 9, 32), path, input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=17)
+    try:
+        nnrt.import_onnx(path)
+        print("FAIL: an attention mask other than the causal one was imported")
+        ok = False
+    except RuntimeError as e:
+        print("other mask refused:", e)
+        if "attention mask other than the causal one" not in str(e):
+            print("FAIL: the refusal does not say why")
+            ok = False
+    return ok
+
+
 class Recurrent(nn.Module):
     """Linear -> nn.LSTM (of `layers` layers) -> the last step (y[:, -1], y[-1], or h_n[-1]) or every
     step -> Linear."""
@@ -235,6 +289,7 @@ def main():
                                                       nn.Flatten(), nn.Linear(40, 3)), [5, 8], work, opset=17)
         ok &= check_lstm(nnrt, work)
         ok &= check_torch_lstm(nnrt, work)
+        ok &= check_transformers(nnrt, work)
     sys.exit(0 if ok else 1)
 
 

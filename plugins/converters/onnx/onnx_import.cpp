@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "onnx_import_pattern.h"
+
 
 namespace nnrt::io::onnx_format {
 
@@ -256,6 +258,11 @@ std::string Importer::emit(const std::string &type, Json attrs, const std::vecto
   return output.empty() ? "\x01" + name : output;
 }
 
+const Value *Importer::find_value(const std::string &name) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? nullptr : &it->second;
+}
+
 void Importer::alias(const std::string &output, const std::string &input) { values_[output] = value(input); }
 
 void Importer::set_value(const std::string &output, Value v) { values_[output] = std::move(v); }
@@ -336,6 +343,10 @@ void Importer::translate_graph() {
   onnx::GraphProto &g = *model_.mutable_graph();
   std::set<std::string> initializers = read_initializers(g);
   read_input(runtime_graph_input(g, initializers));
+  for (Fusion &f : find_fusions(GraphPattern(g, *this))) {
+    fused_nodes_.insert(f.nodes.begin(), f.nodes.end());
+    fusion_at_[f.at] = std::move(f.emit);
+  }
   translate_nodes(g);
   read_output(g);
 }
@@ -387,15 +398,21 @@ void Importer::translate_nodes(const onnx::GraphProto &g) {
     node_index_ = i;
     const std::string &domain = node_->domain();
     if (!domain.empty() && domain != "ai.onnx") unsupported("domain \"", domain, "\" is not supported");
+    // A fused node reads values made inside its region, which no translator makes.
     for (const std::string &name : node_->input()) {
-      if (name.empty() || values_.count(name)) continue;
+      if (name.empty() || values_.count(name) || fused_nodes_.count(i)) continue;
       if (produced.count(name)) corrupt("input \"", name, "\" is made by a later node: the graph has a cycle or is not sorted");
       corrupt("input \"", name, "\" is not a graph input, an initializer or any node's output (a dangling name)");
     }
-    auto it = table.find(node_->op_type());
-    if (it == table.end()) unsupported("op type ", node_->op_type(), " is not supported");
     moved_batch_ok_ = false;
-    it->second(*this);
+    auto fusion = fusion_at_.find(i);
+    if (fusion != fusion_at_.end()) {
+      fusion->second(*this);
+    } else if (!fused_nodes_.count(i)) {  // a fused node is made by its fusion's last
+      auto it = table.find(node_->op_type());
+      if (it == table.end()) unsupported("op type ", node_->op_type(), " is not supported");
+      it->second(*this);
+    }
     for (const std::string &name : node_->input()) readers_[name]--;
   }
   node_ = nullptr;

@@ -47,6 +47,10 @@ struct ImportOptions {
 };
 ImportOptions parse_import_options(const Json &options);
 
+// The tensor a Constant node holds (its one attribute: value, value_float(s) or value_int(s));
+// false for another attribute or count (the Constant translator says which).
+bool constant_node_tensor(const onnx::NodeProto &n, onnx::TensorProto &t);
+
 // What an import makes: the nnrt graph config and the parameters' values by "<layer>.<suffix>".
 struct ImportResult {
   std::string config;  // JSON text
@@ -163,6 +167,8 @@ class Importer {
   // The batch of run-time value `output` is in ONNX axis `axis` (a translator that moved it).
   void move_batch(const std::string &output, int32_t axis);
   const Value &value(const std::string &name) const;
+  // The value named, when the importer knows it yet (initializers are known before any node).
+  const Value *find_value(const std::string &name) const;
 
   using Translator = std::function<void(Importer &)>;
 
@@ -189,6 +195,9 @@ class Importer {
   std::map<std::string, Value> values_;
   std::map<std::string, int> readers_;  // nodes (and graph outputs) still to read each value
   std::map<std::string, bool> node_names_;
+  // Recognized subgraphs (onnx_import_pattern.h): their nodes, and the fusion emitted at each's last.
+  std::set<int> fused_nodes_;
+  std::map<int, std::function<void(Importer &)>> fusion_at_;
   Json nodes_ = Json::array();
   std::map<std::string, std::vector<std::pair<std::string, HostTensor>>> params_;  // by layer
   std::map<std::string, Shape> shapes_;  // per layer

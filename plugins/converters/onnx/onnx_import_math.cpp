@@ -28,7 +28,13 @@ void binary(Importer &im, const char *op) {
     return;
   }
   if (!a.constant && !b.constant) {
+    // Two values with the batch in the same ONNX dim line up the same in nnrt (as a time-major
+    // transformer's residual adds).
+    bool same_layout = a.batch_axis == b.batch_axis && a.shape.rank == b.shape.rank && std::strcmp(op, "matmul") != 0;
+    if (same_layout) im.accept_moved_batch();
+    int32_t batch_axis = a.batch_axis;
     im.emit("binary", {{"op", op}}, {im.node().input(0), im.node().input(1)}, {}, out);
+    if (same_layout) im.move_batch(out, batch_axis);
     return;
   }
   bool first = a.constant;
@@ -90,6 +96,7 @@ void layer_normalization(Importer &im) {
   const int64_t stash_type = im.attr_int("stash_type", onnx::TensorProto::FLOAT);
   if (stash_type != onnx::TensorProto::FLOAT)
     im.unsupported("stash_type ", stash_type, " is not supported (nnrt computes the statistics in float: stash_type 1)");
+  im.accept_moved_batch();  // refused below when the batch is among the normalized dims
   const Value &x = im.runtime_input(0);
   const int32_t rank = im.onnx_rank(x);
   const int64_t axis = im.attr_int("axis", -1);
@@ -112,8 +119,10 @@ void layer_normalization(Importer &im) {
     t.dims = normalized.vec();
     params.emplace_back(names[i], std::move(t));
   }
+  const int32_t batch_axis = x.batch_axis;
   im.emit("layer_norm", {{"normalized_dims", x.shape.rank - dim}, {"eps", eps}, {"bias", has_bias}}, {im.node().input(0)},
           std::move(params), im.node().output(0));
+  im.move_batch(im.node().output(0), batch_axis);
 }
 
 double scalar(Importer &im, int i, const char *what) {

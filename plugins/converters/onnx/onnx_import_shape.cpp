@@ -10,6 +10,31 @@
 
 namespace nnrt::io::onnx_format {
 
+bool constant_node_tensor(const onnx::NodeProto &n, onnx::TensorProto &t) {
+  if (n.attribute_size() != 1) return false;
+  const onnx::AttributeProto &a = n.attribute(0);
+  if (a.name() == "value") {
+    t = a.t();
+  } else if (a.name() == "value_float") {
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    t.add_float_data(a.f());
+  } else if (a.name() == "value_floats") {
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    t.add_dims(a.floats_size());
+    for (float f : a.floats()) t.add_float_data(f);
+  } else if (a.name() == "value_int") {
+    t.set_data_type(onnx::TensorProto::INT64);
+    t.add_int64_data(a.i());
+  } else if (a.name() == "value_ints") {
+    t.set_data_type(onnx::TensorProto::INT64);
+    t.add_dims(a.ints_size());
+    for (int64_t v : a.ints()) t.add_int64_data(v);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 namespace {
 
 int64_t product(const std::vector<int64_t> &d, size_t from = 0, size_t to = SIZE_MAX) {
@@ -265,27 +290,8 @@ void dropout(Importer &im) {
 void constant(Importer &im) {
   im.check_outputs(1);
   if (im.node().attribute_size() != 1) im.corrupt("a Constant has exactly one attribute, got ", im.node().attribute_size());
-  const onnx::AttributeProto &a = im.node().attribute(0);
   onnx::TensorProto t;
-  if (a.name() == "value") {
-    t = a.t();
-  } else if (a.name() == "value_float") {
-    t.set_data_type(onnx::TensorProto::FLOAT);
-    t.add_float_data(a.f());
-  } else if (a.name() == "value_floats") {
-    t.set_data_type(onnx::TensorProto::FLOAT);
-    t.add_dims(a.floats_size());
-    for (float f : a.floats()) t.add_float_data(f);
-  } else if (a.name() == "value_int") {
-    t.set_data_type(onnx::TensorProto::INT64);
-    t.add_int64_data(a.i());
-  } else if (a.name() == "value_ints") {
-    t.set_data_type(onnx::TensorProto::INT64);
-    t.add_dims(a.ints_size());
-    for (int64_t v : a.ints()) t.add_int64_data(v);
-  } else {
-    im.unsupported("attribute \"", a.name(), "\" is not supported");
-  }
+  if (!constant_node_tensor(im.node(), t)) im.unsupported("attribute \"", im.node().attribute(0).name(), "\" is not supported");
   t.set_name(im.node().output(0));
   im.set_constant(im.node().output(0), read_tensor(t, "", im.where()));
 }

@@ -1,0 +1,232 @@
+#include "onnx_import_pattern.h"
+
+#include <algorithm>
+
+namespace nnrt::io::onnx_format {
+
+// ---- symbolic integers ----------------------------------------------------------------------
+
+SymInt operator*(SymInt a, SymInt b) {
+  if (!a.known || !b.known) return {};
+  return {true, a.c * b.c, a.t + b.t, a.n + b.n};
+}
+
+SymInt operator/(SymInt a, SymInt b) {
+  if (!a.known || !b.known || b.c == 0 || b.t > a.t || b.n > a.n) return {};
+  bool exact = a.c % b.c == 0;
+  if (!exact && !(a.is_constant() && b.is_constant())) return {};
+  // ONNX Div of integers truncates toward zero (C++ division does the same).
+  return {true, a.c / b.c, a.t - b.t, a.n - b.n};
+}
+
+SymInt operator+(SymInt a, SymInt b) {
+  if (!a.known || !b.known) return {};
+  if (a.c == 0) return b;
+  if (b.c == 0) return a;
+  if (a.t != b.t || a.n != b.n) return {};
+  return {true, a.c + b.c, a.t, a.n};
+}
+
+SymInt operator-(SymInt a, SymInt b) {
+  b.c = -b.c;
+  return a + b;
+}
+
+// ---- the graph --------------------------------------------------------------------------------
+
+GraphPattern::GraphPattern(const onnx::GraphProto &g, const Importer &im) : g_(g), im_(im) {
+  for (int i = 0; i < g.node_size(); ++i) {
+    for (const std::string &o : g.node(i).output()) producer_[o] = i;
+    for (const std::string &in : g.node(i).input()) consumers_[in].push_back(i);
+  }
+  for (const auto &o : g.output()) graph_outputs_.insert(o.name());
+}
+
+int GraphPattern::producer_index(const std::string &name) const {
+  auto it = producer_.find(name);
+  return it == producer_.end() ? -1 : it->second;
+}
+
+const onnx::NodeProto *GraphPattern::producer(const std::string &name, const char *op_type) const {
+  int i = producer_index(name);
+  if (i < 0) return nullptr;
+  const onnx::NodeProto &n = g_.node(i);
+  if (op_type && n.op_type() != op_type) return nullptr;
+  if (!n.domain().empty() && n.domain() != "ai.onnx") return nullptr;
+  return &n;
+}
+
+const std::vector<int> &GraphPattern::consumers(const std::string &name) const {
+  static const std::vector<int> none;
+  auto it = consumers_.find(name);
+  return it == consumers_.end() ? none : it->second;
+}
+
+const onnx::NodeProto *GraphPattern::sole_reader(const std::string &name, const char *op_type) const {
+  const onnx::NodeProto *found = nullptr;
+  for (int i : consumers(name)) {
+    const onnx::NodeProto &n = g_.node(i);
+    if (n.op_type() == "Shape") continue;
+    if (found) return nullptr;
+    found = &n;
+  }
+  return found && found->op_type() == op_type ? found : nullptr;
+}
+
+std::optional<HostTensor> GraphPattern::constant(const std::string &name) const {
+  if (const Value *v = im_.find_value(name)) {  // an initializer
+    if (!v->constant || v->batch_sized || v->filled) return std::nullopt;
+    return v->tensor;
+  }
+  if (const onnx::NodeProto *n = producer(name, "Identity")) return n->input_size() == 1 ? constant(n->input(0)) : std::nullopt;
+  const onnx::NodeProto *n = producer(name, "Constant");
+  onnx::TensorProto t;
+  if (!n || !constant_node_tensor(*n, t)) return std::nullopt;
+  try {
+    return read_tensor(t, "", "Constant '" + name + "'");
+  } catch (const Error &) {
+    return std::nullopt;  // the translator says what is wrong with it
+  }
+}
+
+bool GraphPattern::is_constant(const std::string &name) const {
+  if (const Value *v = im_.find_value(name)) return v->constant && !v->batch_sized && !v->filled;
+  if (const onnx::NodeProto *n = producer(name, "Identity")) return n->input_size() == 1 && is_constant(n->input(0));
+  return producer(name, "Constant") != nullptr;
+}
+
+std::optional<double> GraphPattern::scalar(const std::string &name) const {
+  std::optional<HostTensor> t = constant(name);
+  if (!t || t->numel() != 1) return std::nullopt;
+  try {
+    return static_cast<double>(t->floats()[0]);
+  } catch (const Error &) {
+    return std::nullopt;
+  }
+}
+
+int64_t GraphPattern::attr_int(const onnx::NodeProto &n, const char *name, int64_t fallback) {
+  for (const auto &a : n.attribute())
+    if (a.name() == name) return a.i();
+  return fallback;
+}
+
+double GraphPattern::attr_float(const onnx::NodeProto &n, const char *name, double fallback) {
+  for (const auto &a : n.attribute())
+    if (a.name() == name) return a.f();
+  return fallback;
+}
+
+std::vector<int64_t> GraphPattern::attr_ints(const onnx::NodeProto &n, const char *name) {
+  for (const auto &a : n.attribute())
+    if (a.name() == name) return std::vector<int64_t>(a.ints().begin(), a.ints().end());
+  return {};
+}
+
+std::optional<SymShape> GraphPattern::ints(const std::string &name, const std::map<std::string, SymShape> &shapes) const {
+  if (std::optional<HostTensor> c = constant(name)) {
+    if (c->elem_type != onnx::TensorProto::INT64 && c->elem_type != onnx::TensorProto::INT32) return std::nullopt;
+    SymShape out;
+    for (int64_t v : c->ints()) out.push_back(SymInt::constant(v));
+    return out;
+  }
+  const onnx::NodeProto *n = producer(name);
+  if (!n) return std::nullopt;
+  const std::string &op = n->op_type();
+  auto operand = [&](int i) { return i < n->input_size() ? ints(n->input(i), shapes) : std::nullopt; };
+  if (op == "Shape") {
+    auto it = shapes.find(n->input(0));
+    if (it == shapes.end()) return std::nullopt;
+    const SymShape &s = it->second;
+    auto rank = static_cast<int64_t>(s.size());
+    auto clamp = [&](int64_t i) { return std::clamp(i < 0 ? i + rank : i, int64_t(0), rank); };
+    int64_t start = clamp(attr_int(*n, "start", 0)), end = clamp(attr_int(*n, "end", rank));
+    return start < end ? SymShape(s.begin() + start, s.begin() + end) : SymShape{};
+  }
+  if (op == "Identity" || op == "Cast" || op == "Squeeze" || op == "Unsqueeze") {
+    // Shape arithmetic works on scalars and 1-D lists: the values are kept flat.
+    return operand(0);
+  }
+  if (op == "Gather") {
+    std::optional<SymShape> data = operand(0);
+    std::optional<HostTensor> index = n->input_size() > 1 ? constant(n->input(1)) : std::nullopt;
+    if (!data || !index || attr_int(*n, "axis", 0) != 0) return std::nullopt;
+    SymShape out;
+    auto size = static_cast<int64_t>(data->size());
+    for (int64_t i : index->ints()) {
+      if (i < -size || i >= size) return std::nullopt;
+      out.push_back((*data)[i < 0 ? i + size : i]);
+    }
+    return out;
+  }
+  if (op == "Concat") {
+    SymShape out;
+    for (int i = 0; i < n->input_size(); ++i) {
+      std::optional<SymShape> part = operand(i);
+      if (!part) return std::nullopt;
+      out.insert(out.end(), part->begin(), part->end());
+    }
+    return out;
+  }
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+    std::optional<SymShape> a = operand(0), b = operand(1);
+    if (!a || !b || a->empty() || b->empty()) return std::nullopt;
+    if (a->size() != b->size() && a->size() != 1 && b->size() != 1) return std::nullopt;
+    SymShape out(std::max(a->size(), b->size()));
+    for (size_t i = 0; i < out.size(); ++i) {
+      SymInt x = (*a)[a->size() == 1 ? 0 : i], y = (*b)[b->size() == 1 ? 0 : i];
+      out[i] = op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y;
+    }
+    return out;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::set<int>> GraphPattern::region(const std::string &entry, int exit) const {
+  std::set<int> nodes;
+  std::vector<int> todo = {exit};
+  while (!todo.empty()) {
+    int i = todo.back();
+    todo.pop_back();
+    if (!nodes.insert(i).second) continue;
+    const onnx::NodeProto &n = g_.node(i);
+    if (n.op_type() == "Shape") continue;  // reads only the shape, which the matcher checked
+    for (const std::string &in : n.input()) {
+      if (in.empty() || in == entry || is_constant(in)) continue;
+      int p = producer_index(in);
+      if (p < 0) return std::nullopt;  // another run-time input
+      todo.push_back(p);
+    }
+  }
+  if (*nodes.rbegin() != exit) return std::nullopt;  // the graph is not sorted: the translators say so
+  const std::string &result = g_.node(exit).output(0);
+  for (int i : nodes) {
+    for (const std::string &o : g_.node(i).output()) {
+      if (o == result) continue;
+      if (graph_outputs_.count(o)) return std::nullopt;
+      for (int c : consumers(o))
+        if (!nodes.count(c)) return std::nullopt;
+    }
+  }
+  return nodes;
+}
+
+std::vector<Fusion> find_fusions(const GraphPattern &g) {
+  std::vector<Fusion> found;
+  find_attention(g, found);
+  find_gelu(g, found);
+  find_decomposed_norm(g, found);
+  // The first match of a node wins.
+  std::vector<Fusion> kept;
+  std::set<int> taken;
+  for (Fusion &f : found) {
+    bool overlaps = false;
+    for (int i : f.nodes) overlaps = overlaps || taken.count(i);
+    if (overlaps) continue;
+    taken.insert(f.nodes.begin(), f.nodes.end());
+    kept.push_back(std::move(f));
+  }
+  return kept;
+}
+
+}  // namespace nnrt::io::onnx_format
