@@ -385,7 +385,11 @@ NNRT_API nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_arr
 **   lstm         "units", "return_sequences" (false); input [time, features] -> [time, units] or
 **                [units] (or [..., time, features]: several sequences per example, each run alone)
 **   output       "units", "loss" (required: nll / cross_entropy, mse, l1, bce), "activation"
-**                (default softmax), "init", "bias"
+**                (default softmax), "init", "bias", "flatten" (true: one prediction per example,
+**                its labels [N] class indices or [N, units] targets; false: one per position of
+**                the example's leading dims, as dense's, [T, in] -> [T, units], its labels [N, T]
+**                class indices or [N, T, units] targets, the loss the mean over every position:
+**                a language model's next-token predictions)
 **   binary       "op" (add, sub, mul, div, or matmul: [..., M, K] x [..., K, N] per example),
 **                numpy broadcasting of two inputs, or of one input and a constant: "constant" (its
 **                shape, right-aligned against an example; the values are the untrained parameter
@@ -557,10 +561,13 @@ NNRT_API nnrt_status nnrt_model_set_param(nnrt_model *m, const char *name, const
 /* Evaluates the model on every example of a dataset (in batches of 256) and returns the metrics in
 ** a new evaluation (release with nnrt_evaluation_release): for class labels, accuracy, per-class
 ** precision, recall, F1 and support, macro and weighted averages and the confusion matrix; for
-** float targets, MSE, MAE and R^2.
+** float targets, MSE, MAE and R^2. With a class label per position (a "text" dataset and an
+** output with "flatten": false), each position counts as one prediction, and the mean loss per
+** position and its perplexity are measured too (a second pass over the data).
 ** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments, an empty dataset, or class
 ** labels outside the model's outputs; NNRT_ERR_SHAPE when the dataset's examples do not fit the
-** model's input; NNRT_ERR_OUT_OF_MEMORY; NNRT_ERR_BACKEND. */
+** model's input, or its labels per position do not fit the model's outputs; NNRT_ERR_OUT_OF_MEMORY;
+** NNRT_ERR_BACKEND. */
 NNRT_API nnrt_status nnrt_model_evaluate(nnrt_model *m, nnrt_dataset *data, nnrt_evaluation **out);
 
 /* ============================================================================================== */
@@ -593,10 +600,20 @@ NNRT_API nnrt_status nnrt_dataset_from_arrays(nnrt_context *ctx, const nnrt_arra
 **      the decimal point is '.' whatever the C locale); "label_column" (default 0; -1 for the
 **      last column) holds the class index, every other column is a feature, multiplied by "scale"
 **      when batched. "header" (default false) skips the first line.
+**   {"format": "text", "path": "<path>", "window": 64, "stride": 32, "split": "train",
+**    "test_fraction": 0.1, "limit": 1000}
+**      A text (plain or gzip) for a byte-level language model: each byte is a token (0..255), an
+**      example is a window of "window" bytes (required; the model's input [window]) and its labels
+**      are the window shifted by one byte, [window] class indices: the next token at each
+**      position. Windows start every "stride" bytes (default: the window). "split" (default
+**      "all") "train" takes the windows of the first 1 - "test_fraction" (default 0.1) of the
+**      bytes, "test" those of the rest, so the two share no byte. Every window is stored, its
+**      labels as 8-byte integers: windows * window * 9 bytes in all.
 ** Relative paths are relative to the current directory.
 **
 ** Returns NNRT_OK and the dataset in *out; NNRT_ERR_INVALID_ARGUMENT for NULL arguments, malformed
-** JSON, an unknown key or format, or a missing required key; NNRT_ERR_IO when a file cannot be
+** JSON, an unknown key or format, a missing required key, or a text too short for one window and
+** the byte after it (the message gives both lengths); NNRT_ERR_IO when a file cannot be
 ** opened or read, or is a device (the message names it); NNRT_ERR_CORRUPT for a malformed,
 ** truncated or inconsistent file (a bad IDX magic number, image and label counts that differ, a CSV
 ** line with a different number of columns or a value that is not a number; the message gives the
@@ -609,7 +626,8 @@ NNRT_API nnrt_status nnrt_dataset_size(const nnrt_dataset *d, int64_t *examples)
 
 /* Copies examples [start, start + count) of a dataset into new arrays on ctx's device: *features as
 ** F32 [count, <example shape>] (scaled as the dataset's spec says), and *labels (may be NULL to skip)
-** as I64 class indices [count] or F32 targets [count, ...]. The caller owns both arrays.
+** as I64 class indices [count] (or [count, T] for a "text" dataset: one per position) or F32
+** targets [count, ...]. The caller owns both arrays.
 ** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments, or a range outside
 ** [0, size] (the message gives the range and the size); NNRT_ERR_OUT_OF_MEMORY. */
 NNRT_API nnrt_status nnrt_dataset_examples(nnrt_context *ctx, const nnrt_dataset *d, int64_t start, int64_t count,
@@ -757,7 +775,8 @@ NNRT_API void nnrt_trainer_release(nnrt_trainer *t);
 NNRT_API nnrt_status nnrt_trainer_set_progress(nnrt_trainer *t, nnrt_progress_fn fn, void *user);
 
 /* One optimisation step on a minibatch: x shaped [N, <input shape>], y class indices [N] (I32 or
-** I64) or float targets [N, <output shape>]. Sets *loss (may be NULL) to the minibatch's mean loss
+** I64; [N, T] for an output with "flatten": false, one per position) or float targets
+** [N, <output shape>]. Sets *loss (may be NULL) to the minibatch's mean loss
 ** before the update. With "workers" > 1 the minibatch is split into that many contiguous slices,
 ** one per worker (fewer when N is smaller), which then combine as "mode" says. A non-finite loss (NaN or Inf, from NaN/Inf inputs or divergence) is
 ** NNRT_ERR_INVALID_ARGUMENT and the parameters are left unchanged.
@@ -828,6 +847,9 @@ NNRT_API nnrt_status nnrt_evaluation_accuracy(const nnrt_evaluation *e, double *
 /* The evaluation as JSON. Classification: "examples", "classes", "accuracy", "per_class" (a list
 ** of {"class", "precision", "recall", "f1", "support"}), "macro_avg" and "weighted_avg"
 ** ({"precision", "recall", "f1"}), "confusion_matrix" (rows: true class, columns: predicted).
+** With a class label per position (see nnrt_model_evaluate) also "labels" (the positions
+** counted; "accuracy", "support" and the matrix count positions), "loss" (the mean loss per
+** position) and "perplexity" (exp of that loss: 256 for a uniform guess among 256 tokens).
 ** Regression: "examples", "mse", "mae", "r2". The string convention of this header applies.
 ** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong evaluation, len == NULL, or buf ==
 ** NULL with cap > 0. */

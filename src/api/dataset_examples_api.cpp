@@ -22,8 +22,7 @@ extern "C" nnrt_status nnrt_dataset_examples(nnrt_context *ctx, const nnrt_datas
     std::iota(indices.begin(), indices.end(), start);
     Shape xs = Shape::of(std::vector<int64_t>{count}), ys = xs;
     for (int32_t i = 0; i < data.example_shape().rank; ++i) xs.dims[xs.rank++] = data.example_shape()[i];
-    if (!data.has_class_labels())
-      for (int32_t i = 0; i < data.target_shape().rank; ++i) ys.dims[ys.rank++] = data.target_shape()[i];
+    for (int32_t i = 0; i < data.label_shape().rank; ++i) ys.dims[ys.rank++] = data.label_shape()[i];
     nnrt_dtype y_dtype = data.has_class_labels() ? NNRT_DTYPE_I64 : NNRT_DTYPE_F32;
     std::vector<float> x(static_cast<size_t>(xs.numel()));
     std::vector<unsigned char> y(static_cast<size_t>(ys.numel()) * 8);

@@ -25,7 +25,11 @@ void add_context_flags(CLI::App *cmd, ContextFlags *flags);
 // "1.5 MiB"
 std::string human_bytes(double bytes);
 
-// Prints an evaluation report (nnrt_evaluation_report's JSON) as tables.
+// The model's per-example input shape (its summary's "input").
+std::vector<int64_t> model_input(const nnrt::model &m);
+
+// Prints an evaluation report (nnrt_evaluation_report's JSON) as tables; a language model's (one with
+// a perplexity) as one line.
 void print_evaluation(const nlohmann::json &report, const std::vector<std::string> &class_names);
 
 // Fashion-MNIST's class names, for data that is Fashion-MNIST; empty otherwise.

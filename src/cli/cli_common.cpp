@@ -35,10 +35,21 @@ std::string human_bytes(double bytes) {
   return buf;
 }
 
+std::vector<int64_t> model_input(const nnrt::model &m) {
+  return nlohmann::json::parse(m.summary())["input"].get<std::vector<int64_t>>();
+}
+
 void print_evaluation(const nlohmann::json &r, const std::vector<std::string> &names) {
   if (!r.contains("confusion_matrix")) {
     std::printf("examples %lld  MSE %.6g  MAE %.6g  R2 %.4f\n", r["examples"].get<long long>(), r["mse"].get<double>(),
                 r["mae"].get<double>(), r["r2"].is_number() ? r["r2"].get<double>() : NAN);
+    return;
+  }
+  if (r.contains("perplexity")) {
+    // A language model: a table and a matrix of every token (256 bytes) would say less than these.
+    std::printf("perplexity %.3f (loss %.4f per token), next-token accuracy %.4f on %lld examples (%lld tokens)\n",
+                r["perplexity"].get<double>(), r["loss"].get<double>(), r["accuracy"].get<double>(),
+                r["examples"].get<long long>(), r["labels"].get<long long>());
     return;
   }
   std::printf("accuracy %.4f on %lld examples\n\n", r["accuracy"].get<double>(), r["examples"].get<long long>());

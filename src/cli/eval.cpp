@@ -18,7 +18,7 @@ struct EvalFlags {
 void run_eval(const EvalFlags &f) {
   nnrt::context ctx = make_context(f.context);
   nnrt::model model = open_model(ctx, f.model_file);
-  DataSpecs specs = resolve_data(f.data, f.test, 0);
+  DataSpecs specs = resolve_data(f.data, f.test, 0, model_input(model));
   nnrt::dataset data = nnrt::dataset::load(ctx, specs.test.empty() ? specs.train : specs.test);
   nlohmann::json r = nlohmann::json::parse(model.evaluate(data).report());
   if (f.json) {

@@ -84,7 +84,7 @@ void print_right(const Predictions &p) {
 void run_predict(const PredictFlags &f) {
   nnrt::context ctx = make_context(f.context);
   nnrt::model model = open_model(ctx, f.model_file);
-  DataSpecs specs = resolve_data(f.data, f.test, 0);
+  DataSpecs specs = resolve_data(f.data, f.test, 0, model_input(model));
   nnrt::dataset data = nnrt::dataset::load(ctx, specs.test.empty() ? specs.train : specs.test);
   Predictions p = predict_examples(f, ctx, model, data);
   if (f.output.empty()) print_lines(p, class_names_for(f.data));

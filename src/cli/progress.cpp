@@ -97,7 +97,8 @@ int ProgressView::update(const nnrt_progress &p) {
 void ProgressView::draw_bar(const nnrt_progress &p) {
   auto now = std::chrono::steady_clock::now();
   if (p.epoch_end) {
-    std::printf("\r\033[Kepoch %d/%d  loss %.4f  %.0f images/s", p.epoch + 1, epochs_, p.loss, p.examples_per_second);
+    std::printf("\r\033[Kepoch %d/%d  %s  %s", p.epoch + 1, epochs_, loss_text(p.loss).c_str(),
+                rate_text(p.examples_per_second).c_str());
     if (!std::isnan(p.validation_score)) std::printf("  validation %.4f", p.validation_score);
     std::printf("%s\n", device_load_text(p).c_str());
     std::fflush(stdout);
@@ -116,16 +117,17 @@ void ProgressView::draw_bar(const nnrt_progress &p) {
   double elapsed = std::chrono::duration<double>(now - start_).count();
   double done = p.epoch + frac;
   double eta = done > 0 ? elapsed / done * (epochs_ - done) : NAN;
-  std::printf("\r\033[Kepoch %d/%d [%s] %lld/%lld  loss %.4f  %.0f img/s  ETA %s%s", p.epoch + 1, epochs_, bar,
-              static_cast<long long>(p.batch + 1), static_cast<long long>(p.batches_per_epoch), p.loss,
-              p.examples_per_second, clock_text(eta).c_str(), device_load_text(p).c_str());
+  std::printf("\r\033[Kepoch %d/%d [%s] %lld/%lld  %s  %s  ETA %s%s", p.epoch + 1, epochs_, bar,
+              static_cast<long long>(p.batch + 1), static_cast<long long>(p.batches_per_epoch), loss_text(p.loss).c_str(),
+              rate_text(p.examples_per_second).c_str(),
+              clock_text(eta).c_str(), device_load_text(p).c_str());
   std::fflush(stdout);
   bar_open_ = true;
 }
 
 void ProgressView::print_line(const nnrt_progress &p) {
   if (p.epoch_end) {
-    std::printf("epoch %d/%d done: %.0f images/s", p.epoch + 1, epochs_, p.examples_per_second);
+    std::printf("epoch %d/%d done: %s", p.epoch + 1, epochs_, rate_text(p.examples_per_second).c_str());
     if (!std::isnan(p.validation_score)) std::printf(", validation %.4f", p.validation_score);
     std::printf("%s\n", device_load_text(p).c_str());
     std::fflush(stdout);
@@ -136,11 +138,25 @@ void ProgressView::print_line(const nnrt_progress &p) {
   if ((p.batch + 1) % every != 0 && p.batch + 1 != p.batches_per_epoch) return;
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   double done = p.epoch + (p.batches_per_epoch ? static_cast<double>(p.batch + 1) / p.batches_per_epoch : 0);
-  std::printf("epoch %d/%d batch %lld/%lld loss %.4f %.0f images/s ETA %s%s\n", p.epoch + 1, epochs_,
-              static_cast<long long>(p.batch + 1), static_cast<long long>(p.batches_per_epoch), p.loss,
-              p.examples_per_second, clock_text(done > 0 ? elapsed / done * (epochs_ - done) : NAN).c_str(),
-              device_load_text(p).c_str());
+  std::printf("epoch %d/%d batch %lld/%lld %s %s ETA %s%s\n", p.epoch + 1, epochs_,
+              static_cast<long long>(p.batch + 1), static_cast<long long>(p.batches_per_epoch), loss_text(p.loss).c_str(),
+              rate_text(p.examples_per_second).c_str(),
+              clock_text(done > 0 ? elapsed / done * (epochs_ - done) : NAN).c_str(), device_load_text(p).c_str());
   std::fflush(stdout);
+}
+
+std::string ProgressView::loss_text(double loss) const {
+  char buf[64];
+  if (tokens_) std::snprintf(buf, sizeof buf, "loss %.4f ppl %.2f", loss, std::exp(loss));
+  else std::snprintf(buf, sizeof buf, "loss %.4f", loss);
+  return buf;
+}
+
+std::string ProgressView::rate_text(double examples_per_second) const {
+  char buf[64];
+  if (tokens_) std::snprintf(buf, sizeof buf, "%.0f tokens/s", examples_per_second * static_cast<double>(tokens_));
+  else std::snprintf(buf, sizeof buf, "%.0f images/s", examples_per_second);
+  return buf;
 }
 
 }  // namespace nnrt_cli

@@ -1,5 +1,6 @@
 // Training progress on the terminal: a live bar (epoch, batch, loss, images/s, ETA) when stdout is a
-// terminal, plain lines otherwise (logs, CI, pipes).
+// terminal, plain lines otherwise (logs, CI, pipes). A language model's shows tokens/s and the
+// perplexity beside the loss.
 #pragma once
 
 #include <chrono>
@@ -24,6 +25,10 @@ class ProgressView {
   ProgressView(const ProgressView &) = delete;
   ProgressView &operator=(const ProgressView &) = delete;
 
+  // Training a language model on windows of `tokens` tokens: its loss (the mean per-token nll) is
+  // shown with its perplexity, exp(loss), and the rate in tokens per second.
+  void language_model(int64_t tokens) { tokens_ = tokens; }
+
   // The nnrt_progress_fn body; returns nonzero when Ctrl-C asked to stop.
   int update(const nnrt_progress &p);
 
@@ -44,6 +49,8 @@ class ProgressView {
  private:
   void draw_bar(const nnrt_progress &p);
   void print_line(const nnrt_progress &p);
+  std::string loss_text(double loss) const;  // "loss 1.2345" (and " ppl 3.44")
+  std::string rate_text(double examples_per_second) const;  // "123 images/s" or tokens/s
 
   int32_t epochs_;
   bool quiet_, live_;
@@ -51,6 +58,7 @@ class ProgressView {
   std::chrono::steady_clock::time_point start_, last_draw_;
   std::vector<std::pair<double, double>> curve_;  // (epoch + fraction, loss)
   int64_t stride_ = 1, seen_ = 0;
+  int64_t tokens_ = 0;  // tokens per example of a language model; 0 otherwise
 };
 
 }  // namespace nnrt_cli

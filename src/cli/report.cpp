@@ -158,7 +158,17 @@ std::string render_report(const ReportInput &in) {
   }
   h += "<h2>Training</h2><div class='charts'>";
   h += line_chart("Loss", "epoch", {batch, epoch_loss});
-  h += line_chart(in.evaluation.is_object() && in.evaluation.contains("mse") ? "Validation score (-MSE)" : "Validation accuracy",
+  if (in.language_model) {
+    // Perplexity: the number of equally likely tokens the model is as unsure as (256 for a uniform
+    // byte model); the same curves through exp.
+    Series batch_ppl{"minibatch perplexity", batch.color, {}, false}, epoch_ppl{"epoch mean perplexity", epoch_loss.color, {}, true};
+    for (const auto &[x, loss] : batch.points) batch_ppl.points.emplace_back(x, std::exp(loss));
+    for (const auto &[x, loss] : epoch_loss.points) epoch_ppl.points.emplace_back(x, std::exp(loss));
+    h += line_chart("Perplexity", "epoch", {batch_ppl, epoch_ppl});
+  }
+  h += line_chart(in.evaluation.is_object() && in.evaluation.contains("mse") ? "Validation score (-MSE)"
+                  : in.language_model                                          ? "Validation accuracy (next token)"
+                                                                               : "Validation accuracy",
                   "epoch", {val});
   h += "</div>";
   if (in.result.is_object()) {
@@ -168,7 +178,13 @@ std::string render_report(const ReportInput &in) {
     h += ".</p>";
   }
 
-  if (in.evaluation.is_object() && in.evaluation.contains("confusion_matrix")) {
+  if (in.evaluation.is_object() && in.evaluation.contains("perplexity")) {
+    const auto &ev = in.evaluation;
+    h += "<h2>Test set: perplexity " + num(ev["perplexity"].get<double>()) + " (loss " + num(ev["loss"].get<double>()) +
+         " per token), next-token accuracy " + num(ev["accuracy"].get<double>()) + " on " +
+         std::to_string(ev["examples"].get<int64_t>()) + " examples (" + std::to_string(ev["labels"].get<int64_t>()) +
+         " tokens)</h2>";
+  } else if (in.evaluation.is_object() && in.evaluation.contains("confusion_matrix")) {
     const auto &ev = in.evaluation;
     h += "<h2>Test set: accuracy " + num(ev["accuracy"].get<double>()) + " on " + std::to_string(ev["examples"].get<int64_t>()) + " examples</h2>";
     h += "<div class='charts'>" + confusion_svg(ev["confusion_matrix"], in.class_names);

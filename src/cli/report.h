@@ -1,5 +1,6 @@
 // The training report: one self-contained HTML page (inline SVG, no scripts or external files) with
-// the loss and accuracy curves, the confusion matrix and the model summary.
+// the loss and accuracy curves (and a language model's perplexity), the confusion matrix and the
+// model summary.
 #pragma once
 
 #include <string>
@@ -18,6 +19,9 @@ struct ReportInput {
   nlohmann::json evaluation;  // nnrt_evaluation_report (may be null)
   std::vector<std::pair<double, double>> batch_losses;  // (epoch position, loss)
   std::vector<std::string> class_names;                 // optional
+  // A language model (a loss per token): the curves also show the perplexity, exp(loss), and the
+  // test set its perplexity instead of a confusion matrix of every token.
+  bool language_model = false;
 };
 
 std::string render_report(const ReportInput &in);

@@ -1,5 +1,6 @@
 // nnrt train: trains a model from a JSON config on a dataset, with progress, evaluation, a
 // checkpoint and an HTML report.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -52,25 +53,26 @@ struct Session {
   explicit Session(const TrainFlags &f)
       : ctx(make_context(f.context)),
         describe(nlohmann::json::parse(ctx.describe())),
-        specs(resolve_data(f.data, f.test, f.limit)),
-        train(nnrt::dataset::load(ctx, specs.train)),
-        test(specs.test.empty() ? nnrt::dataset() : nnrt::dataset::load(ctx, specs.test)),
-        n_train(train.size()),
-        n_test(test ? test.size() : 0),
         // An ONNX model fine-tunes: its final Gemm (and softmax) becomes the output layer.
         model(is_onnx(f.model) ? open_model(ctx, f.model, nlohmann::json{{"loss", f.loss}}.dump())
                                : nnrt::model(ctx, read_file(f.model))),
         params(model.param_count()),
+        // After the model: a text's windows are as long as its input.
+        specs(resolve_data(f.data, f.test, f.limit, model_input(model))),
+        train(nnrt::dataset::load(ctx, specs.train)),
+        test(specs.test.empty() ? nnrt::dataset() : nnrt::dataset::load(ctx, specs.test)),
+        n_train(train.size()),
+        n_test(test ? test.size() : 0),
         trainer(model, trainer_options(f)),
         rank(trainer.rank()) {}
 
   nnrt::context ctx;
   nlohmann::json describe;  // nnrt_context_describe
+  nnrt::model model;
+  int64_t params;
   DataSpecs specs;
   nnrt::dataset train, test;  // test is empty without a test set
   int64_t n_train, n_test;
-  nnrt::model model;
-  int64_t params;
   nnrt::trainer trainer;
   std::pair<int32_t, int32_t> rank;  // this process's rank and the world size (distributed training)
 };
@@ -127,6 +129,10 @@ bool has_accuracy(const nlohmann::json &evaluation) {
   return evaluation.is_object() && evaluation.contains("accuracy");
 }
 
+bool has_perplexity(const nlohmann::json &evaluation) {
+  return evaluation.is_object() && evaluation.contains("perplexity");
+}
+
 void write_report(const TrainFlags &f, const Session &s, const nlohmann::json &result, const nlohmann::json &evaluation,
                   const ProgressView &view, const std::vector<std::string> &names, double seconds) {
   ReportInput r;
@@ -140,9 +146,12 @@ void write_report(const TrainFlags &f, const Session &s, const nlohmann::json &r
            {"training examples", s.n_train},
            {"test examples", s.n_test},
            {"epochs", result["epochs"]},
-           {"images per second (last epoch)", std::round(result["examples_per_second"].get<double>())},
+           {s.specs.tokens_per_example ? "tokens per second (last epoch)" : "images per second (last epoch)",
+            std::round(result["examples_per_second"].get<double>() * std::max<int64_t>(1, s.specs.tokens_per_example))},
            {"wall time (s)", std::round(seconds * 10) / 10}};
   if (has_accuracy(evaluation)) r.run["test accuracy"] = evaluation["accuracy"];
+  if (has_perplexity(evaluation)) r.run["test perplexity"] = evaluation["perplexity"];
+  r.language_model = s.specs.tokens_per_example > 0;
   r.summary = nlohmann::json::parse(s.model.summary());
   r.result = result;
   r.evaluation = evaluation;
@@ -172,6 +181,7 @@ void run_train(const TrainFlags &f) {
       print_header(f, s);
     }
     ProgressView view(f.epochs, f.quiet);
+    view.language_model(s.specs.tokens_per_example);
     nlohmann::json result = fit(f, s, view);
     interrupted = ProgressView::interrupted();
     std::vector<std::string> names = class_names_for(f.data);
@@ -185,6 +195,7 @@ void run_train(const TrainFlags &f) {
       write_report(f, s, result, evaluation, view, names, seconds);
     }
     if (has_accuracy(evaluation)) std::printf("test_accuracy=%.4f\n", evaluation["accuracy"].get<double>());
+    if (has_perplexity(evaluation)) std::printf("test_perplexity=%.4f\n", evaluation["perplexity"].get<double>());
   }
   if (interrupted) {
     std::fprintf(stderr, "nnrt: training interrupted (SIGINT)%s\n", f.save.empty() ? "" : "; the model was saved");

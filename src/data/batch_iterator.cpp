@@ -87,11 +87,8 @@ Prepared BatchIterator::Impl::prepare(int64_t b) {
   x_shape.dims[x_shape.rank++] = n;
   for (int32_t i = 0; i < data->example_shape().rank; ++i) x_shape.dims[x_shape.rank++] = data->example_shape()[i];
   y_shape.dims[y_shape.rank++] = n;
-  nnrt_dtype y_dtype = NNRT_DTYPE_I64;
-  if (!data->has_class_labels()) {
-    y_dtype = NNRT_DTYPE_F32;
-    for (int32_t i = 0; i < data->target_shape().rank; ++i) y_shape.dims[y_shape.rank++] = data->target_shape()[i];
-  }
+  nnrt_dtype y_dtype = data->has_class_labels() ? NNRT_DTYPE_I64 : NNRT_DTYPE_F32;
+  for (int32_t i = 0; i < data->label_shape().rank; ++i) y_shape.dims[y_shape.rank++] = data->label_shape()[i];
   Prepared p;
   p.batch.n = n;
   p.x_shape = x_shape;

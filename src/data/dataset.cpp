@@ -23,6 +23,8 @@ struct Store {
   std::vector<unsigned char> features;
 
   bool class_labels;
+  Shape label_shape;    // class_labels: per example
+  int64_t label_numel;  // class_labels: indices per example
   std::vector<int64_t> classes;
   Shape target_shape;
   int64_t target_numel;
@@ -76,14 +78,24 @@ std::shared_ptr<Dataset> Dataset::from_parts(DatasetParts parts) {
   store->class_labels = parts.class_labels;
   store->num_classes = 0;
   store->target_numel = 0;
+  store->label_numel = 1;
   if (parts.class_labels) {
-    if (parts.classes.size() != static_cast<size_t>(parts.size)) {
-      fail(NNRT_ERR_INTERNAL, "dataset parts: ", parts.size, " examples but ", parts.classes.size(), " class labels");
+    store->label_shape = parts.label_shape;
+    if (store->label_shape.rank > NNRT_MAX_DIMS - 1) {
+      fail(NNRT_ERR_SHAPE, "an example's class labels have shape ", to_string(store->label_shape), "; at most ",
+           NNRT_MAX_DIMS - 1, " dims fit in a batch");
+    }
+    store->label_numel = store->label_shape.numel();
+    if (store->label_numel < 1)
+      fail(NNRT_ERR_SHAPE, "an example's class labels have shape ", to_string(store->label_shape), ": no labels");
+    if (parts.classes.size() != static_cast<size_t>(parts.size * store->label_numel)) {
+      fail(NNRT_ERR_INTERNAL, "dataset parts: ", parts.size, " examples of ", store->label_numel, " class labels but ",
+           parts.classes.size(), " labels");
     }
     for (size_t i = 0; i < parts.classes.size(); ++i) {
       if (parts.classes[i] < 0) {
-        fail(NNRT_ERR_INVALID_ARGUMENT, "labels: example ", i, " has class index ", parts.classes[i],
-             "; expected >= 0");
+        fail(NNRT_ERR_INVALID_ARGUMENT, "labels: example ", static_cast<int64_t>(i) / store->label_numel,
+             " has class index ", parts.classes[i], "; expected >= 0");
       }
       store->num_classes = std::max(store->num_classes, parts.classes[i] + 1);
     }
@@ -114,6 +126,10 @@ int64_t Dataset::size() const { return impl_->count; }
 const Shape &Dataset::example_shape() const { return impl_->store->example_shape; }
 bool Dataset::has_class_labels() const { return impl_->store->class_labels; }
 const Shape &Dataset::target_shape() const { return impl_->store->target_shape; }
+const Shape &Dataset::label_shape() const {
+  const Store &s = *impl_->store;
+  return s.class_labels ? s.label_shape : s.target_shape;
+}
 int64_t Dataset::num_classes() const { return impl_->store->num_classes; }
 FeatureType Dataset::feature_type() const { return impl_->store->feature_type; }
 double Dataset::scale() const { return impl_->store->converter.scale(); }
@@ -136,7 +152,10 @@ void Dataset::gather(const int64_t *indices, int64_t n, nnrt_dtype x_dtype, void
   if (!y_out) return;
   if (s.class_labels) {
     auto *y = static_cast<int64_t *>(y_out);
-    for (int64_t k = 0; k < n; ++k) y[k] = s.classes[static_cast<size_t>(first + indices[k])];
+    for (int64_t k = 0; k < n; ++k) {
+      std::memcpy(y + k * s.label_numel, s.classes.data() + (first + indices[k]) * s.label_numel,
+                  static_cast<size_t>(s.label_numel) * sizeof(int64_t));
+    }
   } else {
     auto *y = static_cast<float *>(y_out);
     for (int64_t k = 0; k < n; ++k) {
@@ -159,6 +178,10 @@ std::shared_ptr<Dataset> Dataset::slice(int64_t begin, int64_t end) const {
 
 int64_t Dataset::label(int64_t i) const {
   if (!impl_->store->class_labels) fail(NNRT_ERR_INVALID_ARGUMENT, "label: the dataset has float targets, not classes");
+  if (impl_->store->label_numel != 1) {
+    fail(NNRT_ERR_INVALID_ARGUMENT, "label: the dataset's examples have class labels ",
+         to_string(impl_->store->label_shape), ", not one each");
+  }
   if (i < 0 || i >= impl_->count) {
     fail(NNRT_ERR_INVALID_ARGUMENT, "label: example ", i, " is out of range; the dataset has ", impl_->count,
          " examples");

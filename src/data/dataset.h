@@ -2,7 +2,8 @@
 //
 // Features stay in the type they came in (IDX images as bytes) and are converted, scaled, to the
 // model's float type only when a batch is made, which keeps a 60,000-image dataset at 47 MB instead
-// of 188 MB. Labels are class indices (I64) or float targets.
+// of 188 MB. Labels are class indices (I64: one per example, or one per position of a label shape,
+// as a language model's next tokens) or float targets.
 //
 // A dataset is immutable once made, so any number of threads may gather from it at once, and
 // slices share its buffers.
@@ -29,7 +30,8 @@ struct DatasetParts {
   double scale = 1;                     // multiplies every feature when a batch is made
 
   bool class_labels = true;
-  std::vector<int64_t> classes;  // class_labels: one index >= 0 per example
+  Shape label_shape;             // class_labels: one example's indices; rank 0 for a single one
+  std::vector<int64_t> classes;  // class_labels: size * label_shape.numel() indices >= 0
   Shape target_shape;            // !class_labels: one example's target; rank 0 is stored as [1]
   std::vector<float> targets;    // !class_labels: size * target_shape.numel(), finite
 };
@@ -50,13 +52,16 @@ class Dataset {
   const Shape &example_shape() const;  // one example's feature shape, e.g. [1, 28, 28]
   bool has_class_labels() const;       // class indices, else float targets
   const Shape &target_shape() const;   // one example's target shape when !has_class_labels()
+  // One example's labels: the class indices' shape (rank 0 for one index per example, [T] for one
+  // per position) or the target shape. A batch's labels are [n, label_shape()...].
+  const Shape &label_shape() const;
   // 1 + the largest class index (of the whole dataset a slice was cut from); 0 for float targets.
   int64_t num_classes() const;
   FeatureType feature_type() const;  // how features are stored
   double scale() const;              // applied to features when batching
 
   // Writes examples indices[0..n) into host buffers: x as `x_dtype` (F32, F64, F16 or BF16)
-  // [n, example_shape...], y as I64 [n] (class labels) or F32 [n, target_shape...]. Each x element
+  // [n, example_shape...], y as I64 [n, label_shape...] (class labels) or F32 [n, target_shape...]. Each x element
   // is feature * scale computed in f64 and rounded once to x_dtype (to nearest even). y_out may be
   // NULL to skip the labels. Throws NNRT_ERR_INVALID_ARGUMENT for an index out of range and
   // NNRT_ERR_DTYPE for a non-float x_dtype.
@@ -66,7 +71,8 @@ class Dataset {
   // buffers. Throws NNRT_ERR_INVALID_ARGUMENT unless 0 <= begin < end <= size().
   std::shared_ptr<Dataset> slice(int64_t begin, int64_t end) const;
 
-  // The class label of example i (class datasets only), for evaluation without a batch.
+  // The class label of example i (datasets of one class index per example only), for evaluation
+  // without a batch.
   int64_t label(int64_t i) const;
 
  private:
@@ -78,7 +84,7 @@ class Dataset {
 // One batch on the context's device.
 struct Batch {
   Array x;        // [n, example_shape...] in the requested float dtype
-  Array y;        // I64 [n] or F32 [n, target_shape...]
+  Array y;        // I64 [n, label_shape...] or F32 [n, target_shape...]
   int64_t n = 0;  // examples in this batch (the last one may be short)
 };
 

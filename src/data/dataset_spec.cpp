@@ -4,6 +4,7 @@
 #include "data/csv_reader.h"
 #include "data/dataset.h"
 #include "data/idx_reader.h"
+#include "data/text_reader.h"
 
 namespace nnrt::data {
 
@@ -31,6 +32,18 @@ std::shared_ptr<Dataset> load_csv(JsonReader &spec) {
   return Dataset::from_parts(read_csv_file(path, options));
 }
 
+std::shared_ptr<Dataset> load_text(JsonReader &spec) {
+  std::string path = spec.require_string("path");
+  TextOptions options;
+  options.window = spec.require_int("window", 1);
+  options.stride = spec.get_int("stride", options.window, 1);
+  options.split = spec.get_string("split", "all");
+  options.test_fraction = spec.get_number("test_fraction", 0.1);
+  options.limit = spec.get_int("limit", 0, 1);
+  spec.finish();
+  return Dataset::from_parts(read_text_file(path, options));
+}
+
 }  // namespace
 
 std::shared_ptr<Dataset> Dataset::load(const char *spec_json) {
@@ -41,7 +54,8 @@ std::shared_ptr<Dataset> Dataset::load(const char *spec_json) {
   std::string format = spec.require_string("format");
   if (format == "idx") return load_idx(spec);
   if (format == "csv") return load_csv(spec);
-  fail(NNRT_ERR_INVALID_ARGUMENT, "spec.format: expected \"idx\" or \"csv\", got ", json_excerpt(format));
+  if (format == "text") return load_text(spec);
+  fail(NNRT_ERR_INVALID_ARGUMENT, "spec.format: expected \"idx\", \"csv\" or \"text\", got ", json_excerpt(format));
 }
 
 }  // namespace nnrt::data

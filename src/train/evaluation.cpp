@@ -8,9 +8,10 @@
 
 namespace nnrt::train {
 
-Evaluation Evaluation::classification(int64_t classes) {
+Evaluation Evaluation::classification(int64_t classes, int64_t labels_per_example) {
   Evaluation e;
   e.classes_ = classes;
+  e.labels_per_example_ = labels_per_example;
   e.confusion_.assign(static_cast<size_t>(classes * classes), 0);
   return e;
 }
@@ -25,8 +26,8 @@ void Evaluation::add_classes(const float *pred, const int64_t *labels, int64_t n
       if (row[c] > row[best]) best = c;
     int64_t t = labels[i];
     if (t < 0 || t >= classes_) {
-      fail(NNRT_ERR_INVALID_ARGUMENT, "evaluation: label ", t, " of example ", examples_ + i, " is outside [0, ",
-           classes_, ")");
+      fail(NNRT_ERR_INVALID_ARGUMENT, "evaluation: label ", t, " of example ", (examples_ + i) / labels_per_example_,
+           " is outside [0, ", classes_, ")");
     }
     confusion_[static_cast<size_t>(t * classes_ + best)]++;
   }
@@ -59,7 +60,7 @@ double Evaluation::mse() const {
 
 std::string Evaluation::report() const {
   Json j;
-  j["examples"] = examples_;
+  j["examples"] = examples();
   if (!is_classification()) {
     double n = static_cast<double>(values_);
     double sst = sum_y2_ - sum_y_ * sum_y_ / n;  // total sum of squares around the mean
@@ -68,8 +69,13 @@ std::string Evaluation::report() const {
     j["r2"] = sst > 0 ? 1 - sse_ / sst : std::numeric_limits<double>::quiet_NaN();
     return j.dump();
   }
+  if (labels_per_example_ > 1) j["labels"] = examples_;  // accuracy and the matrix count each position
   j["classes"] = classes_;
   j["accuracy"] = accuracy();
+  if (!std::isnan(loss_)) {
+    j["loss"] = loss_;
+    j["perplexity"] = std::exp(loss_);
+  }
   Json per_class = Json::array();
   double macro[3] = {0, 0, 0}, weighted[3] = {0, 0, 0};
   for (int64_t c = 0; c < classes_; ++c) {
@@ -106,14 +112,29 @@ Evaluation evaluate(const model::Model &model, const std::shared_ptr<const data:
     fail(NNRT_ERR_SHAPE, "evaluate: the dataset's examples are ", to_string(data->example_shape()),
          " but the model's input is ", to_string(model.input_shapes()[0]));
   }
-  int64_t outputs = model.nodes()[model.output_node()].out_shape.numel();
+  const Shape &out_shape = model.nodes()[model.output_node()].out_shape;
+  int64_t outputs = out_shape.numel();
+  int64_t positions = 1;  // labels per example
   Evaluation e;
   if (data->has_class_labels()) {
+    const Shape &labels = data->label_shape();
+    if (labels.rank > 0) {
+      // A label per position: the output is the label shape and the classes, [T, classes].
+      Shape leading = out_shape;
+      --leading.rank;
+      if (out_shape.rank != labels.rank + 1 || leading != labels) {
+        fail(NNRT_ERR_SHAPE, "evaluate: the dataset's examples have class labels shaped ", to_string(labels),
+             " but the model's outputs are ", to_string(out_shape), "; a label per position needs outputs shaped ",
+             to_string(labels), " and the classes");
+      }
+      positions = labels.numel();
+      outputs = out_shape[out_shape.rank - 1];
+    }
     if (data->num_classes() > outputs) {
       fail(NNRT_ERR_INVALID_ARGUMENT, "evaluate: the dataset has class labels up to ", data->num_classes() - 1,
            " but the model has ", outputs, " outputs");
     }
-    e = Evaluation::classification(outputs);
+    e = Evaluation::classification(outputs, positions);
   } else {
     if (data->target_shape().numel() != outputs) {
       fail(NNRT_ERR_SHAPE, "evaluate: targets ", to_string(data->target_shape()), " do not fit the model's ", outputs,
@@ -129,15 +150,20 @@ Evaluation evaluate(const model::Model &model, const std::shared_ptr<const data:
     pred.resize(static_cast<size_t>(y.numel()));
     y.copy_to_host(pred.data(), pred.size() * sizeof(float));
     if (e.is_classification()) {
-      std::vector<int64_t> labels(static_cast<size_t>(b.n));
+      std::vector<int64_t> labels(static_cast<size_t>(b.n * positions));
       b.y.copy_to_host(labels.data(), labels.size() * sizeof(int64_t));
-      e.add_classes(pred.data(), labels.data(), b.n, outputs);
+      e.add_classes(pred.data(), labels.data(), b.n * positions, outputs);
     } else {
       std::vector<float> targets(static_cast<size_t>(b.y.numel()));
       b.y.copy_to_host(targets.data(), targets.size() * sizeof(float));
       e.add_targets(pred.data(), targets.data(), b.n, outputs);
     }
   }
+  // A label per position is a language model's (or a tagger's), judged by its loss and perplexity
+  // more than by accuracy. Only then: measuring the loss takes a second pass over the data, which a
+  // classifier's evaluation need not pay.
+  const model::OutputLayer *out = model.output_layer();
+  if (positions > 1 && out && out->class_loss()) e.set_loss(mean_loss(model, data, batch_size));
   return e;
 }
 

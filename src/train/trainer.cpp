@@ -59,7 +59,10 @@ void Trainer::check_labels(const Array &y) const {
     std::vector<double> labels = ops::to_doubles(y);
     for (size_t i = 0; i < labels.size(); ++i) {
       if (labels[i] < 0 || labels[i] >= static_cast<double>(out.units)) {
-        fail(NNRT_ERR_INVALID_ARGUMENT, "label ", static_cast<int64_t>(labels[i]), " of example ", i,
+        // With a label per position, the example is the label's row.
+        int64_t example = static_cast<int64_t>(i) / out.positions;
+        fail(NNRT_ERR_INVALID_ARGUMENT, "label ", static_cast<int64_t>(labels[i]), " of example ", example,
+             out.positions > 1 ? cat(" (position ", static_cast<int64_t>(i) % out.positions, ")") : std::string(),
              " is outside the model's classes [0, ", out.units, ")");
       }
     }

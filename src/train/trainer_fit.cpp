@@ -104,11 +104,20 @@ void Trainer::check_dataset(const data::Dataset &d, const char *what) const {
       fail(NNRT_ERR_INVALID_ARGUMENT, "fit: the ", what, " dataset has class labels, but the loss \"", out.loss_name,
            "\" needs float targets");
     }
+    if (d.label_shape() != out.label_shape()) {
+      fail(NNRT_ERR_SHAPE, "fit: the ", what, " dataset's examples have class labels shaped ", to_string(d.label_shape()),
+           " but the model's output ", out.where(), " takes ", to_string(out.label_shape()),
+           out.label_shape().rank == 0 ? " (one per example)" : " (one per position)");
+    }
     if (d.num_classes() > out.units) {
       fail(NNRT_ERR_INVALID_ARGUMENT, "fit: the ", what, " dataset has labels up to ", d.num_classes() - 1,
            " but the model has ", out.units, " classes");
     }
-  } else if (d.target_shape().numel() != out.units) {
+  } else if (out.positions > 1 ? d.target_shape() != out.out_shape : d.target_shape().numel() != out.units) {
+    if (out.positions > 1) {
+      fail(NNRT_ERR_SHAPE, "fit: the ", what, " dataset's targets are ", to_string(d.target_shape()),
+           " but the model's outputs are ", to_string(out.out_shape));
+    }
     fail(NNRT_ERR_SHAPE, "fit: the ", what, " dataset's targets are ", to_string(d.target_shape()), " but the model has ",
          out.units, " outputs");
   }

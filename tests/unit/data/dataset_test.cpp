@@ -264,7 +264,7 @@ TEST_F(DatasetLoad, SpecErrorsNameTheKey) {
       {"{\"format\": \"idx\"", NNRT_ERR_INVALID_ARGUMENT, "not valid JSON"},
       {"[1]", NNRT_ERR_INVALID_ARGUMENT, "expected a JSON object"},
       {"{}", NNRT_ERR_INVALID_ARGUMENT, "spec.format is required"},
-      {"{\"format\": \"parquet\"}", NNRT_ERR_INVALID_ARGUMENT, "expected \"idx\" or \"csv\", got \"parquet\""},
+      {"{\"format\": \"parquet\"}", NNRT_ERR_INVALID_ARGUMENT, "expected \"idx\", \"csv\" or \"text\", got \"parquet\""},
       {"{\"format\": 3}", NNRT_ERR_INVALID_ARGUMENT, "spec.format: expected a string"},
       {idx_spec(", \"shuffle\": true"), NNRT_ERR_INVALID_ARGUMENT, "unknown key 'spec.shuffle'"},
       {idx_spec(", \"path\": \"x\""), NNRT_ERR_INVALID_ARGUMENT, "unknown key 'spec.path'"},

@@ -3,8 +3,9 @@
     pytorch_parity_test.py LIBNNRT [BACKEND...]      (backends: default "reference")
 
 The LeNet of examples/lenet.json, a sequence model (embedding, two LSTMs, batchnorm), a decoder
-(transposed convolutions), a token model (layer and RMS normalization) and an encoder (multi-head
-self-attention, plain and causal) get the same weights in both. Checked, on every backend that loads here:
+(transposed convolutions), a token model (layer and RMS normalization), an encoder (multi-head
+self-attention, plain and causal) and a language model (causal attention, a prediction and a label
+per position) get the same weights in both. Checked, on every backend that loads here:
 predict against the module's forward pass, and one trainer step with plain SGD and learning rate 1
 on a batch of 8, whose weight change is minus the gradient, against autograd's gradients (and
 batchnorm's running statistics). Relative tolerance 1e-4 (nnrt computes in F32, PyTorch here in F64). Every backend named must open: one
@@ -238,6 +239,34 @@ class Encoder(torch.nn.Module):
                 "out.weight": self.out.weight, "out.bias": self.out.bias}
 
 
+LANGUAGE = {"input": [6], "seed": 23, "layers": [
+    {"type": "embedding", "name": "emb", "vocab": 11, "units": 8},
+    {"type": "multi_head_attention", "name": "attn", "heads": 2, "causal": True},
+    {"type": "output", "name": "out", "units": 11, "loss": "nll", "flatten": False}]}
+
+
+class Language(torch.nn.Module):
+    """A language model's shape: the next token's logits at every position ("flatten": false),
+    trained on a label per position with the mean cross-entropy over all positions."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(11, 8)
+        self.attn = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+        self.out = torch.nn.Linear(8, 11)
+
+    def forward(self, x):
+        h = self.emb(x.long())
+        causal = torch.triu(torch.full((6, 6), float("-inf"), dtype=h.dtype), diagonal=1)
+        h, _ = self.attn(h, h, h, attn_mask=causal, need_weights=False)
+        return self.out(h)  # [N, T, 11]
+
+    def names(self):
+        return {"emb.weight": self.emb.weight, "attn.in_proj_weight": self.attn.in_proj_weight,
+                "attn.in_proj_bias": self.attn.in_proj_bias, "attn.out_proj.weight": self.attn.out_proj.weight,
+                "attn.out_proj.bias": self.attn.out_proj.bias, "out.weight": self.out.weight, "out.bias": self.out.bias}
+
+
 # ---- the checks -------------------------------------------------------------------------------
 
 def get_param(model, name):
@@ -285,7 +314,7 @@ def run(backend, config, module, x, labels, failures):
     out = P()
     check(lib.nnrt_model_predict(model, xs, ctypes.byref(out)), "nnrt_model_predict")
     with torch.no_grad():
-        want = F.softmax(module(torch.from_numpy(x).double()), dim=1).numpy()
+        want = F.softmax(module(torch.from_numpy(x).double()), dim=-1).numpy()
     compare(failures, "predict", to_numpy(out), want)
     lib.nnrt_array_release(out)
 
@@ -306,7 +335,8 @@ def run(backend, config, module, x, labels, failures):
 
         module.train()
         module.zero_grad()
-        want_loss = F.cross_entropy(module(torch.from_numpy(x).double()), torch.from_numpy(labels))
+        logits = module(torch.from_numpy(x).double())  # [N, classes], or [N, T, classes]: the mean over positions
+        want_loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), torch.from_numpy(labels).reshape(-1))
         want_loss.backward()
         compare(failures, "loss", loss.value, want_loss.item())
         for name, t in module.names().items():
@@ -335,6 +365,8 @@ def main(backends):
             rng.integers(0, 3, 8).astype(np.int64), failures)
         run(backend, ENCODER, Encoder(), rng.standard_normal((8, 5, 8), dtype=np.float32),
             rng.integers(0, 3, 8).astype(np.int64), failures)
+        run(backend, LANGUAGE, Language(), rng.integers(0, 11, (8, 6)).astype(np.float32),
+            rng.integers(0, 11, (8, 6)).astype(np.int64), failures)
     # Cases: the comparisons, and each backend that did not open.
     print(f"nnrt-test-counts: passed={compared - mismatched} failed={len(failures)} skipped=0")
     if failures:
