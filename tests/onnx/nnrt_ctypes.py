@@ -7,7 +7,7 @@ F32 = 1
 
 
 class Nnrt:
-    def __init__(self, path):
+    def __init__(self, path, context_options='{"backend": "reference"}'):
         lib = ctypes.CDLL(path)
         lib.nnrt_last_error.restype = ctypes.c_char_p
         lib.nnrt_status_name.restype = ctypes.c_char_p
@@ -27,7 +27,7 @@ class Nnrt:
         lib.nnrt_model_get_param.argtypes = [vp, ctypes.c_char_p, ctypes.POINTER(vp)]
         self.lib = lib
         self.ctx = vp()
-        self.check(lib.nnrt_context_create(b'{"backend": "reference"}', ctypes.byref(self.ctx)), "context")
+        self.check(lib.nnrt_context_create(context_options.encode(), ctypes.byref(self.ctx)), "context")
 
     def check(self, status, what):
         if status != 0:

@@ -20,6 +20,7 @@ const std::map<std::string, Exporter::LayerWriter> &layer_writers() {
     register_math_layers(t);
     register_shape_layers(t);
     register_recurrent_layers(t);
+    register_attention_layers(t);
     return t;
   }();
   return table;
@@ -102,6 +103,16 @@ std::string Exporter::tensor(const std::string &name, const std::vector<int64_t>
 }
 
 std::string Exporter::param(const std::string &name) { return tensor(name, m_.params.at(name).vec(), values_of(name)); }
+
+std::string Exporter::param_transposed(const std::string &name) {
+  const Shape &shape = m_.params.at(name);
+  if (shape.rank != 2) fail(NNRT_ERR_INTERNAL, "ONNX export: ", name, " is not a matrix: ", to_string(shape));
+  const int64_t rows = shape[0], cols = shape[1];
+  std::vector<float> w = values_of(name), t(w.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) t[c * rows + r] = w[r * cols + c];
+  return tensor(name + "_t", {cols, rows}, t);
+}
 
 std::string Exporter::scalar(const std::string &name, float v) { return tensor(name, {}, {v}); }
 

@@ -5,8 +5,8 @@
 // Each layer type has a writer, found by type in a table; the writers live by family, beside the
 // importers of the same ops: onnx_export_conv.cpp (convolutions, pooling, batchnorm),
 // onnx_export_math.cpp (dense, activations, softmax, elementwise, reductions),
-// onnx_export_shape.cpp (flatten, reshape, concat, transpose, slice, embedding, dropout) and
-// onnx_export_lstm.cpp. A new layer's ONNX form is one writer and one line in its file's
+// onnx_export_shape.cpp (flatten, reshape, concat, transpose, slice, embedding, dropout),
+// onnx_export_attention.cpp (multi_head_attention, position_embedding) and onnx_export_lstm.cpp. A new layer's ONNX form is one writer and one line in its file's
 // register_*_layers.
 #pragma once
 
@@ -70,6 +70,9 @@ class Exporter {
   // Initializers; each returns its name, to be read by a node. param: a parameter's current
   // value; scalar: one float; ints: int64 values; tensor: float values of the given dims.
   std::string param(const std::string &name);
+  // A 2-D parameter [rows, cols] transposed ("<name>_t", [cols, rows]): the right operand of a
+  // MatMul computing x W^T.
+  std::string param_transposed(const std::string &name);
   std::string scalar(const std::string &name, float v);
   std::string ints(const std::string &name, const std::vector<int64_t> &v);
   std::string tensor(const std::string &name, const std::vector<int64_t> &dims, const std::vector<float> &values);
@@ -98,6 +101,7 @@ void register_conv_layers(std::map<std::string, Exporter::LayerWriter> &table);
 void register_math_layers(std::map<std::string, Exporter::LayerWriter> &table);
 void register_shape_layers(std::map<std::string, Exporter::LayerWriter> &table);
 void register_recurrent_layers(std::map<std::string, Exporter::LayerWriter> &table);
+void register_attention_layers(std::map<std::string, Exporter::LayerWriter> &table);
 
 // A layer's activation `act` (its "alpha" read from the layer's attributes) on x, making `out`
 // (onnx_export_math.cpp): for the activation layer and the activations fused into dense and conv2d.

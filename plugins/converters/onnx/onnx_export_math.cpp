@@ -41,16 +41,17 @@ void dense(Exporter &ex, const char *default_activation) {
   std::string x = ex.inputs()[0];
   std::string act = a.value("activation", default_activation);
   if (!a.value("flatten", true) && ex.in_shape().rank > 1) {
-    // Applied to the last dim of a multi-dim example: MatMul by W^T (Gemm takes 2-D inputs only).
-    if (act == "softmax" || act == "log_softmax")
-      fail(NNRT_ERR_UNSUPPORTED, "ONNX export: ", ex.node().where, ": a per-position dense with ", act, " has no ONNX form here");
-    onnx::NodeProto &t = ex.add("Transpose", {ex.param(name + ".weight")}, name + "/weight_t");
-    Exporter::set_ints(t, "perm", {1, 0});
+    // Applied to the last dim of a multi-dim example: MatMul by W^T (Gemm takes 2-D inputs only),
+    // and a softmax over that dim (each position's units).
     const bool bias = a.value("bias", true);
     std::string z = act == "identity" || act == "linear" ? out : name + "/linear";
-    ex.add("MatMul", {x, name + "/weight_t"}, bias ? name + "/matmul" : z);
+    ex.add("MatMul", {x, ex.param_transposed(name + ".weight")}, bias ? name + "/matmul" : z);
     if (bias) ex.add("Add", {name + "/matmul", ex.param(name + ".bias")}, z);
-    if (z != out) write_activation(ex, act, z, out);
+    if (act == "softmax" || act == "log_softmax") {
+      Exporter::set_int(ex.add(act == "softmax" ? "Softmax" : "LogSoftmax", {z}, out), "axis", -1);
+    } else if (z != out) {
+      write_activation(ex, act, z, out);
+    }
     return;
   }
   if (ex.in_shape().rank != 1) {

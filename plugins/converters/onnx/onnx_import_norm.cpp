@@ -1,8 +1,9 @@
 // Layer and RMS normalization in the decomposed form exporters write before opset 17 (PyTorch 1.13's
 // nn.LayerNorm at opsets 14-16), recognized at import and mapped onto nnrt's layer_norm and rms_norm:
 //   layer: (x - ReduceMean(x)) / Sqrt(ReduceMean((x - mean) ^ 2) + eps) [* weight] [+ bias]
-//   RMS:   x / Sqrt(ReduceMean(x ^ 2) + eps) [* weight]
-// over the trailing axes (both ReduceMeans the same negative axes -k..-1, keepdims).
+//   RMS:   x / Sqrt(ReduceMean(x ^ 2) + eps) [* weight] [+ bias]
+// over the trailing axes (both ReduceMeans the same negative axes -k..-1, keepdims), the square as
+// Pow(c, 2) or Mul(c, c) (nnrt's export of rms_norm).
 #include <algorithm>
 #include <cmath>
 
@@ -63,7 +64,7 @@ void emit_norm(Importer &im, const Norm &n) {
     ones.bytes.assign(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(float));
     params.emplace(params.begin(), "weight", std::move(ones));
   }
-  if (!n.rms) attrs["bias"] = n.bias.has_value();
+  attrs["bias"] = n.bias.has_value();
   im.accept_moved_batch();  // over the trailing axes: wherever the batch is before them
   const int32_t batch_axis = x.batch_axis;
   if (im.batch() && batch_axis >= im.onnx_rank(x) - n.axes) im.unsupported("it normalizes over the batch dim");
@@ -86,9 +87,13 @@ std::optional<Fusion> at_sqrt(const GraphPattern &g, int index) {
     }
   }
   if (!variance || !(n.axes = trailing_axes(*variance))) return std::nullopt;
+  // c ^ 2, or c * c
   const onnx::NodeProto *square = g.producer(variance->input(0), "Pow");
   std::optional<double> two = square && square->input_size() == 2 ? g.scalar(square->input(1)) : std::nullopt;
-  if (!two || *two != 2) return std::nullopt;
+  if (!two || *two != 2) {
+    square = g.producer(variance->input(0), "Mul");
+    if (!square || square->input_size() != 2 || square->input(0) != square->input(1)) return std::nullopt;
+  }
   const std::string centered = square->input(0);
   // layer: centered = x - ReduceMean(x); RMS: centered is x
   const onnx::NodeProto *sub = g.producer(centered, "Sub");
@@ -105,7 +110,7 @@ std::optional<Fusion> at_sqrt(const GraphPattern &g, int index) {
   std::string out = div->output(0);
   const onnx::NodeProto *scale = g.sole_reader(out, "Mul");
   if ((n.weight = with_constant(g, scale, out))) out = scale->output(0);
-  const onnx::NodeProto *shift = n.rms ? nullptr : g.sole_reader(out, "Add");
+  const onnx::NodeProto *shift = g.sole_reader(out, "Add");
   if ((n.bias = with_constant(g, shift, out))) out = shift->output(0);
   if (n.bias && !n.weight) return std::nullopt;  // nnrt's bias comes after a weight
   n.out = out;
