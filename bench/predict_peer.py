@@ -15,12 +15,13 @@ import time
 import numpy as np
 
 
-def timed(call, seconds):
-    for _ in range(20):
+def timed(call, seconds, warmup=20, least=10):
+    """The sorted latencies of calls made for `seconds` (at least `least`), after `warmup` calls."""
+    for _ in range(warmup):
         call()
     latencies = []
     start = time.perf_counter()
-    while (time.perf_counter() - start < seconds or len(latencies) < 10) and len(latencies) < 65536:
+    while (time.perf_counter() - start < seconds or len(latencies) < least) and len(latencies) < 65536:
         t = time.perf_counter()
         call()
         latencies.append(time.perf_counter() - t)
