@@ -32,6 +32,12 @@ package nnrt
 //                                          nnrt_array **output, char **err) {
 //   NNRT_GO_CALL(nnrt_model_predict(m, input, output));
 // }
+// static nnrt_status nnrt_go_model_generate(nnrt_model *m, const int64_t *prompt, size_t prompt_len,
+//                                           const char *options, int64_t *tokens, size_t max_tokens,
+//                                           size_t *n_tokens, char **err) {
+//   NNRT_GO_CALL(nnrt_model_generate(m, prompt, prompt_len, options, tokens, max_tokens, n_tokens,
+//                                    NULL, NULL));
+// }
 // static nnrt_status nnrt_go_model_param_count(const nnrt_model *m, int64_t *count, char **err) {
 //   NNRT_GO_CALL(nnrt_model_param_count(m, count));
 // }
@@ -182,6 +188,26 @@ func cModelPredict(m, input unsafe.Pointer) (unsafe.Pointer, error) {
 		return nil, err
 	}
 	return unsafe.Pointer(out), nil
+}
+
+// cModelGenerate passes Go slices' memory for the length of the call (cgo allows it: they hold no
+// Go pointers). The tokens come back in a slice of max entries, cut to the count written.
+func cModelGenerate(m unsafe.Pointer, prompt []int64, options jsonText, max int) ([]int64, error) {
+	text := cJSONText(options)
+	defer freeCString(text)
+	tokens := make([]int64, max+1) // +1: a valid pointer even for max 0
+	var p *C.int64_t
+	if len(prompt) > 0 {
+		p = (*C.int64_t)(unsafe.Pointer(&prompt[0]))
+	}
+	var n C.size_t
+	var msg *C.char
+	st := C.nnrt_go_model_generate((*C.nnrt_model)(m), p, C.size_t(len(prompt)), text,
+		(*C.int64_t)(unsafe.Pointer(&tokens[0])), C.size_t(max), &n, &msg)
+	if err := errorFrom(st, msg); err != nil {
+		return nil, err
+	}
+	return tokens[:int(n)], nil
 }
 
 func cModelSummary(m unsafe.Pointer) (string, error) {

@@ -116,6 +116,27 @@ func (m *Model) Predict(input *Array) (*Array, error) {
 	return wrapArray(p)
 }
 
+// Generate returns up to maxTokens tokens continuing prompt (token ids) with a token model such as
+// a trained examples/gpt.json, using its key/value cache (nnrt_model_generate). options is nil for
+// greedy generation, or JSON text or a map with "temperature", "top_k", "seed", "stop",
+// "when_full" and "cache" as nnrt.h describes them. The C call's per-token callback is not offered
+// here: the tokens come back together.
+func (m *Model) Generate(prompt []int64, maxTokens int, options any) ([]int64, error) {
+	if maxTokens < 0 {
+		return nil, bindingError(ErrInvalidArgument, "maxTokens is %d; expected 0 or more", maxTokens)
+	}
+	opts, err := toJSON(options)
+	if err != nil {
+		return nil, err
+	}
+	p, err := m.handle().borrow()
+	if err != nil {
+		return nil, err
+	}
+	defer m.h.giveBack()
+	return cModelGenerate(p, prompt, opts, maxTokens)
+}
+
 // Summary describes the model as JSON: layers with output shapes, parameters and the backend that
 // ran each op, and the parameter totals.
 func (m *Model) Summary() (string, error) {

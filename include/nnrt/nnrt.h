@@ -532,6 +532,63 @@ NNRT_API void nnrt_model_release(nnrt_model *m);
 ** the actual shape); NNRT_ERR_DTYPE for a BOOL input; NNRT_ERR_OUT_OF_MEMORY; NNRT_ERR_BACKEND. */
 NNRT_API nnrt_status nnrt_model_predict(nnrt_model *m, const nnrt_array *input, nnrt_array **output);
 
+/* Called by nnrt_model_generate with each new token as soon as it is chosen (it is already counted
+** in the output); `user` is passed through. Return nonzero to stop generating after this token. */
+typedef int (*nnrt_token_fn)(int64_t token, void *user);
+
+/* Generates up to `max_tokens` tokens that continue `prompt` (`prompt_len` token ids), with a
+** token model: one whose input is a sequence of T token ids (config "input": [T]) read only by
+** embedding layers, and whose first output gives scores over a vocabulary of V tokens at every
+** position ([T, V], such as an output layer with "flatten": false). The scores are logits: an
+** output layer's pre-activation when its activation is softmax, log_softmax or identity (another
+** activation is refused), else the last layer's output as it is. Token ids are 0 .. V - 1 (every
+** embedding reading the input must have at least V rows). Each new token is chosen from the
+** scores at the last position: with temperature 0 the highest (greedy; the lowest id on a tie),
+** else drawn from softmax(scores / temperature) over the top_k highest scores, by a Philox random
+** stream of the seed (the same seed, model, options and backend give the same tokens).
+**
+** Key/value cache: the prompt runs through the model in one pass that fills each attention
+** layer's cache, then every new token costs one position (its projections, and attention over the
+** cached keys and values), not a pass over the whole prefix. This needs layers that can run that
+** way: embedding, position_embedding, multi_head_attention with "causal": true, and per-position
+** layers (dense and output with "flatten": false, layer_norm and rms_norm over the last dim only,
+** add, activation, dropout); another layer is refused (NNRT_ERR_UNSUPPORTED, naming it and why)
+** unless "cache" is false. The results equal a full forward pass's at each position (to float
+** rounding).
+**
+** The model sees at most T tokens (its learned positions). When the window is full and another
+** token must be fed, "when_full" decides: "slide" (the default) keeps the last T/2 tokens (T/2
+** rounded down, at least 1) and runs them through the model again in one pass, as a new prompt
+** (positions start again from 0, so the cache is rebuilt: one pass over T/2 positions every
+** T - T/2 tokens); "stop" ends generation there (fewer than max_tokens written, NNRT_OK); "error"
+** refuses, before generating anything, a call whose prompt_len + max_tokens - 1 exceeds T.
+** `options_json` may be NULL or a JSON object with:
+**   "temperature"  (0) >= 0: 0 is greedy
+**   "top_k"        (0) >= 0: sample among the k highest scores; 0: among all V
+**   "seed"         (drawn from the context's seed) >= 0: the random stream of the draws
+**   "stop"         ([]) token ids that end generation once generated (the stop token is written)
+**   "when_full"    ("slide") "slide", "stop" or "error", as above
+**   "cache"        (true): false recomputes the whole window (padded to T) for every token, with
+**                  the same windows and so the same tokens: slower, for models whose layers have
+**                  no incremental path, and as the reference the cached path is checked against
+** The generated tokens (not the prompt) are written to `tokens`, a caller-owned buffer of
+** `max_tokens` entries, and their count to *n_tokens; `on_token` (may be NULL) sees each one as it
+** is chosen, and can stop generation by returning nonzero (NNRT_OK). The call keeps its cache to
+** itself: several threads may generate from one model at once; like predict, it waits for a
+** trainer's current step, and holds the next one off until it returns.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong model, prompt == NULL or
+** prompt_len == 0, tokens == NULL with max_tokens > 0, n_tokens == NULL, a prompt longer than T, a
+** token id outside 0 .. V - 1, malformed options, an unknown option key or a value out of range
+** (the message names it), "when_full": "error" with too many tokens, or a model that is not a token
+** model (the message says which part does not fit), or scores that are NaN (diverged parameters);
+** NNRT_ERR_UNSUPPORTED for a layer without an
+** incremental path while "cache" is true (the message names the layer); NNRT_ERR_OUT_OF_MEMORY;
+** NNRT_ERR_BACKEND. On failure *n_tokens and `tokens` are left untouched (on_token may have seen
+** tokens before a failure). */
+NNRT_API nnrt_status nnrt_model_generate(nnrt_model *m, const int64_t *prompt, size_t prompt_len,
+                                         const char *options_json, int64_t *tokens, size_t max_tokens,
+                                         size_t *n_tokens, nnrt_token_fn on_token, void *user);
+
 /* Describes the model as JSON: "input", "backend", "dtype", "layers" (each with "name", "type",
 ** "inputs", "output_shape", "param_count", "params" (name, shape, trainable), "attributes" (its
 ** config keys) and "ops": for the forward and backward passes, which backend ran each op kind, and

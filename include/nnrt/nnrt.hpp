@@ -276,6 +276,35 @@ class model : public detail::handle<nnrt_model> {
     check(nnrt_model_predict(get(), input.get(), &out));
     return array(out);
   }
+  // Return true to stop generating after this token.
+  using token_fn = std::function<bool(int64_t)>;
+  // nnrt_model_generate: up to `max_tokens` tokens continuing `prompt`; `options` "" for the
+  // defaults. `on_token`, when given, sees each token as it is chosen; an exception it throws stops
+  // generation and leaves this call by that exception (it never crosses the C library).
+  std::vector<int64_t> generate(const std::vector<int64_t> &prompt, size_t max_tokens, const std::string &options = "",
+                                const token_fn &on_token = token_fn()) const {
+    struct state_t {
+      const token_fn *fn;
+      std::exception_ptr thrown;
+    } state{&on_token, nullptr};
+    auto call = [](int64_t token, void *user) -> int {
+      auto *s = static_cast<state_t *>(user);
+      try {
+        return (*s->fn)(token) ? 1 : 0;
+      } catch (...) {
+        s->thrown = std::current_exception();
+        return 1;
+      }
+    };
+    std::vector<int64_t> out(max_tokens);
+    size_t n = 0;
+    nnrt_status status = nnrt_model_generate(get(), prompt.data(), prompt.size(), detail::c_str_or_null(options),
+                                             out.data(), max_tokens, &n, on_token ? +call : nullptr, &state);
+    if (state.thrown) std::rethrow_exception(state.thrown);
+    check(status);
+    out.resize(n);
+    return out;
+  }
   // nnrt_model_summary's JSON.
   std::string summary() const {
     return detail::read_string([this](char *b, size_t c, size_t *l) { return nnrt_model_summary(get(), b, c, l); });

@@ -1,6 +1,10 @@
-// nnrt_model_*: create, predict, summary, parameters, evaluate, release.
+// nnrt_model_*: create, predict, generate, summary, parameters, evaluate, release.
+#include <algorithm>
+#include <functional>
+
 #include "api/handles.h"
 #include "core/dtype.h"
+#include "model/generate.h"
 
 using namespace nnrt;
 using namespace nnrt::api;
@@ -41,6 +45,24 @@ nnrt_status nnrt_model_predict(nnrt_model *m, const nnrt_array *input, nnrt_arra
     auto h = std::make_unique<nnrt_array>();
     h->impl = m->impl->predict(input->impl);
     *output = h.release();
+  });
+}
+
+nnrt_status nnrt_model_generate(nnrt_model *m, const int64_t *prompt, size_t prompt_len, const char *options_json,
+                                int64_t *tokens, size_t max_tokens, size_t *n_tokens, nnrt_token_fn on_token, void *user) {
+  return guard("nnrt_model_generate", [&] {
+    check_handle(m, "m");
+    require(prompt_len > 0, "prompt_len is 0; generation needs at least one token to continue");
+    require(prompt != nullptr, "prompt is NULL; expected the prompt's token ids");
+    require(tokens != nullptr || max_tokens == 0, "tokens is NULL; expected a buffer of max_tokens token ids");
+    require(n_tokens != nullptr, "n_tokens is NULL; expected a pointer to receive the number of tokens generated");
+    model::GenerateOptions options = model::GenerateOptions::parse(options_json, m->impl->ctx());
+    std::function<bool(int64_t)> each;
+    if (on_token) each = [&](int64_t token) { return on_token(token, user) != 0; };
+    std::vector<int64_t> out =
+        model::generate(*m->impl, std::vector<int64_t>(prompt, prompt + prompt_len), max_tokens, options, each);
+    std::copy(out.begin(), out.end(), tokens);
+    *n_tokens = out.size();
   });
 }
 

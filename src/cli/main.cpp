@@ -17,6 +17,7 @@ int main(int argc, char **argv) {
   nnrt_cli::register_train(app);
   nnrt_cli::register_eval(app);
   nnrt_cli::register_predict(app);
+  nnrt_cli::register_generate(app);
   nnrt_cli::register_summary(app);
   nnrt_cli::register_onnx(app);
   try {

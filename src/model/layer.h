@@ -39,6 +39,24 @@ struct Saved {
   std::vector<Array> arrays;
 };
 
+// Incremental decoding (generation with a key/value cache, model/decoder.h) runs a token model on
+// only the newest positions of one sequence. How a layer takes part:
+enum class StepKind {
+  kRefused,      // it cannot: it mixes positions in a way that needs all of them (the reason says how)
+  kPerPosition,  // each position alone: forward() runs as it is on [1, n, ...], n the new positions
+  kCached,       // it mixes positions or needs their index: forward_step() with a StepState
+};
+struct StepSupport {
+  StepKind kind = StepKind::kRefused;
+  std::string why;  // for kRefused: what stops it, for the message naming the layer
+};
+
+// What a kCached layer keeps between the steps of one sequence (an attention layer's keys and
+// values), owned by the decoder.
+struct StepState {
+  std::vector<Array> arrays;
+};
+
 class Layer {
  public:
   virtual ~Layer() = default;
@@ -65,6 +83,15 @@ class Layer {
   virtual void backward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, const Array &out,
                         const Saved &saved, const Array &dout, std::vector<Array> &din,
                         std::vector<Array> &dparams) const = 0;
+
+  // Whether and how the layer runs incrementally (see StepKind); refused unless it says otherwise.
+  virtual StepSupport step_support() const { return {StepKind::kRefused, "it has no incremental path"}; }
+
+  // The kCached layers' incremental forward: `in` holds positions [start, start + n) of one
+  // sequence ([1, n, ...]), `state` what earlier calls kept (empty when start is 0; this call
+  // extends it). Returns the output at those positions, equal to forward()'s there.
+  virtual Array forward_step(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params,
+                             StepState &state, int64_t start) const;
 
   // The config keys this layer was built from, for the summary (without "type" and "name").
   Json attributes = Json::object();

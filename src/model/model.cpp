@@ -26,6 +26,10 @@ Json shape_json(const Shape &s) { return Json(s.vec()); }
 
 std::string Layer::where() const { return cat("layer ", index, " (", type, " '", name, "')"); }
 
+Array Layer::forward_step(Pass &, const std::vector<Array> &, const std::vector<Array> &, StepState &, int64_t) const {
+  fail(NNRT_ERR_INTERNAL, where(), ": forward_step called on a layer without a cached incremental path");
+}
+
 Array as_dtype(Context &ctx, const Array &x, nnrt_dtype dtype) {
   return x.dtype() == dtype ? x : ops::cast(ctx, x, dtype);
 }

@@ -119,6 +119,12 @@ class Model {
   // Checks a batch against the model's input: rank, per-example dims, float dtype.
   void check_input(const Array &x, const char *what) const;
 
+  // For passes over the nodes (here and in decoder.cpp): a node's inputs among the model inputs and
+  // the node outputs so far, and its parameters among `params`.
+  std::vector<Array> gather_inputs(const Node &node, const std::vector<Array> &model_inputs,
+                                   const std::vector<Array> &outs) const;
+  std::vector<Array> node_params(const Node &node, const std::vector<Array> &params) const;
+
  private:
   Model() = default;
   // Building, in order: the input shape and seed, the layers, the graph's order and outputs, then
@@ -131,9 +137,6 @@ class Model {
   void read_outputs(JsonReader &top, bool sequential, const std::map<std::string, int32_t> &by_name,
                     const std::vector<int32_t> &position);
   void infer_shapes_and_init(uint64_t seed);
-  std::vector<Array> gather_inputs(const Node &node, const std::vector<Array> &model_inputs,
-                                   const std::vector<Array> &outs) const;
-  std::vector<Array> node_params(const Node &node, const std::vector<Array> &params) const;
   Array run_layers(const Array &x) const;  // predict's pass, the caller holding the lock shared
 
   std::shared_ptr<Context> ctx_;

@@ -87,6 +87,40 @@ namespace Nnrt
             return new NdArray(Context, output);
         }
 
+        /// <summary>Up to maxTokens tokens continuing prompt (token ids) with a token model such as a
+        /// trained examples/gpt.json, using its key/value cache (nnrt_model_generate). optionsJson: null
+        /// for greedy, or "temperature", "top_k", "seed", "stop", "when_full", "cache" as nnrt.h says.
+        /// onToken, when given, sees each token as it is chosen; returning true stops generation after it,
+        /// and an exception it throws stops generation and is rethrown here.</summary>
+        /// <exception cref="NnrtException">InvalidArgument for an empty prompt, a token id outside the
+        /// vocabulary, a prompt longer than the model's window, a bad option or a model that is not a
+        /// token model; Unsupported for a layer without an incremental path (with the cache).</exception>
+        public long[] Generate(long[] prompt, int maxTokens, string optionsJson = null, Func<long, bool> onToken = null)
+        {
+            if (prompt == null) throw new ArgumentNullException("prompt");
+            if (maxTokens < 0) throw new ArgumentOutOfRangeException("maxTokens", "expected 0 or more");
+            var tokens = new long[maxTokens];
+            Exception thrown = null;
+            Native.TokenFn callback = null;
+            if (onToken != null)
+            {
+                callback = (token, user) =>
+                {
+                    try { return onToken(token) ? 1 : 0; }
+                    catch (Exception e) { thrown = e; return 1; }
+                };
+            }
+            UIntPtr written;
+            Status status = Native.nnrt_model_generate(Handle, prompt, (UIntPtr)prompt.Length,
+                                                       optionsJson == null ? null : Utf8.Encode(optionsJson), tokens,
+                                                       (UIntPtr)maxTokens, out written, callback, IntPtr.Zero);
+            GC.KeepAlive(callback);
+            if (thrown != null) throw thrown;
+            Check.Ok(status);
+            Array.Resize(ref tokens, (int)written.ToUInt64());
+            return tokens;
+        }
+
         /// <summary>The model as JSON: layers with output shapes, parameters and the backend running each
         /// op, "total_params" and "trainable_params".</summary>
         public string Summary()

@@ -31,6 +31,8 @@ namespace Nnrt
         /// <summary>nnrt_progress_fn.</summary>
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate int ProgressFn(IntPtr progress, IntPtr user);
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate int TokenFn(long token, IntPtr user);
 
         // Version and errors
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
@@ -92,6 +94,10 @@ namespace Nnrt
         internal static extern void nnrt_model_release(IntPtr m);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern Status nnrt_model_predict(ModelHandle m, ArrayHandle input, out ArrayHandle output);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern Status nnrt_model_generate(ModelHandle m, long[] prompt, UIntPtr promptLen, byte[] optionsJson,
+                                                          long[] tokens, UIntPtr maxTokens, out UIntPtr nTokens,
+                                                          TokenFn onToken, IntPtr user);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern Status nnrt_model_summary(ModelHandle m, byte[] buf, UIntPtr cap, out UIntPtr len);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]

@@ -1,6 +1,9 @@
 //! [`Model`]: a network built from a JSON config, with its parameters.
 
+use std::ffi::{c_int, c_void};
 use std::fmt;
+use std::ops::ControlFlow;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::path::Path;
 use std::ptr::NonNull;
 
@@ -108,6 +111,69 @@ impl Model {
         // SAFETY: both handles are live; raw receives the new array.
         check(unsafe { sys::nnrt_model_predict(self.as_raw(), input.as_raw(), &mut raw) })?;
         Array::from_raw(raw).ok_or_else(|| null_output("nnrt_model_predict"))
+    }
+
+    /// Up to `max_tokens` tokens continuing `prompt` (token ids) with a token model such as a
+    /// trained `examples/gpt.json`, using its key/value cache (`nnrt_model_generate`). Options as
+    /// JSON (`""` for greedy): `temperature`, `top_k`, `seed`, `stop`, `when_full`, `cache`.
+    pub fn generate(&self, prompt: &[i64], max_tokens: usize, options_json: &str) -> Result<Vec<i64>> {
+        self.generate_with(prompt, max_tokens, options_json, |_| ControlFlow::Continue(()))
+    }
+
+    /// As [`generate`](Model::generate), calling `on_token` with each token as it is chosen;
+    /// `ControlFlow::Break` stops generation after that token. A panic in `on_token` stops
+    /// generation and resumes here.
+    pub fn generate_with<F>(
+        &self,
+        prompt: &[i64],
+        max_tokens: usize,
+        options_json: &str,
+        mut on_token: F,
+    ) -> Result<Vec<i64>>
+    where
+        F: FnMut(i64) -> ControlFlow<()>,
+    {
+        struct Slot<'a> {
+            callback: &'a mut dyn FnMut(i64) -> ControlFlow<()>,
+            panic: Option<Box<dyn std::any::Any + Send>>,
+        }
+        unsafe extern "C" fn trampoline(token: i64, user: *mut c_void) -> c_int {
+            // SAFETY: user is the Slot below, alive for the whole nnrt_model_generate call.
+            let slot = unsafe { &mut *user.cast::<Slot>() };
+            match catch_unwind(AssertUnwindSafe(|| (slot.callback)(token))) {
+                Ok(ControlFlow::Continue(())) => 0,
+                Ok(ControlFlow::Break(())) => 1,
+                Err(panic) => {
+                    slot.panic = Some(panic);
+                    1
+                }
+            }
+        }
+        let options = c_options("options_json", options_json)?;
+        let mut slot = Slot { callback: &mut on_token, panic: None };
+        let mut tokens = vec![0i64; max_tokens];
+        let mut written = 0usize;
+        // SAFETY: the handle is live; prompt and tokens hold prompt.len() and max_tokens ids; slot
+        // outlives the call, which alone calls the trampoline.
+        let status = unsafe {
+            sys::nnrt_model_generate(
+                self.as_raw(),
+                prompt.as_ptr(),
+                prompt.len(),
+                options_ptr(&options),
+                tokens.as_mut_ptr(),
+                max_tokens,
+                &mut written,
+                Some(trampoline),
+                (&mut slot as *mut Slot).cast(),
+            )
+        };
+        if let Some(panic) = slot.panic.take() {
+            resume_unwind(panic);
+        }
+        check(status)?;
+        tokens.truncate(written);
+        Ok(tokens)
     }
 
     /// The model as JSON: layers with output shapes, parameter counts and which backend ran each op,

@@ -159,6 +159,9 @@ const _: () = {
     assert!(std::mem::size_of::<nnrt_progress>() == 104);
 };
 
+/// `nnrt_token_fn`: sees each generated token; nonzero stops generation.
+pub type nnrt_token_fn = Option<unsafe extern "C" fn(token: i64, user: *mut c_void) -> c_int>;
+
 /// `nnrt_progress_fn`: nonzero stops training.
 pub type nnrt_progress_fn = Option<unsafe extern "C" fn(p: *const nnrt_progress, user: *mut c_void) -> c_int>;
 
@@ -266,6 +269,18 @@ unsafe extern "C" {
         m: *mut nnrt_model,
         input: *const nnrt_array,
         output: *mut *mut nnrt_array,
+    ) -> nnrt_status;
+    /// Generates up to max_tokens tokens continuing prompt into tokens; on_token may be None.
+    pub fn nnrt_model_generate(
+        m: *mut nnrt_model,
+        prompt: *const i64,
+        prompt_len: usize,
+        options_json: *const c_char,
+        tokens: *mut i64,
+        max_tokens: usize,
+        n_tokens: *mut usize,
+        on_token: nnrt_token_fn,
+        user: *mut c_void,
     ) -> nnrt_status;
     /// The model as JSON, into (buf, cap, len).
     pub fn nnrt_model_summary(m: *const nnrt_model, buf: *mut c_char, cap: usize, len: *mut usize) -> nnrt_status;

@@ -19,6 +19,12 @@ class ActivationLayer : public Layer {
     return activation.forward(pass.ctx, in[0]);
   }
 
+  // softmax and log_softmax run over dim 1 of the batch, the positions of a token sequence.
+  StepSupport step_support() const override {
+    if (activation.softmax || activation.log_softmax) return {StepKind::kRefused, "its " + activation.name + " runs across the positions"};
+    return {StepKind::kPerPosition, ""};
+  }
+
   void backward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &, const Array &out, const Saved &,
                 const Array &dout, std::vector<Array> &din, std::vector<Array> &) const override {
     if (pass.needs_input_grad(0)) din[0] = activation.backward(pass.ctx, dout, in[0], out);

@@ -24,6 +24,8 @@ class AddLayer : public Layer {
     return sum;
   }
 
+  StepSupport step_support() const override { return {StepKind::kPerPosition, ""}; }
+
   void backward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &, const Array &, const Saved &,
                 const Array &dout, std::vector<Array> &din, std::vector<Array> &) const override {
     // Sharing dout is safe: gradients are never updated in place.

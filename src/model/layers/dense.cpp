@@ -49,6 +49,11 @@ class DenseLayer : public Layer {
     return output_shaped(ctx, activation.forward(ctx, z), in[0]);
   }
 
+  StepSupport step_support() const override {
+    if (flatten) return {StepKind::kRefused, "with \"flatten\": true it reads all positions at once"};
+    return {StepKind::kPerPosition, ""};
+  }
+
   void backward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, const Array &out,
                 const Saved &saved, const Array &dout, std::vector<Array> &din, std::vector<Array> &dparams) const override {
     Context &ctx = pass.ctx;

@@ -28,6 +28,9 @@ class DropoutLayer : public Layer {
     return y;
   }
 
+  // Generation runs without training: the identity.
+  StepSupport step_support() const override { return {StepKind::kPerPosition, ""}; }
+
   void backward(Pass &pass, const std::vector<Array> &, const std::vector<Array> &, const Array &, const Saved &saved,
                 const Array &dout, std::vector<Array> &din, std::vector<Array> &) const override {
     if (!pass.needs_input_grad(0)) return;

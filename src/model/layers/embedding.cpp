@@ -41,6 +41,8 @@ class EmbeddingLayer : public Layer {
     }
   }
 
+  StepSupport step_support() const override { return {StepKind::kPerPosition, ""}; }
+
   void backward(Pass &pass, const std::vector<Array> &, const std::vector<Array> &, const Array &, const Saved &saved,
                 const Array &dout, std::vector<Array> &, std::vector<Array> &dparams) const override {
     dparams[0] = ops::scatter_add(pass.ctx, dout, saved.arrays[0], vocab);

@@ -17,6 +17,7 @@ class LayerNormLayer : public Layer {
   double eps = 1e-5;
   bool affine = true, bias = true;
   Shape normalized;
+  int32_t example_rank = 0;
 
   Shape build(const std::vector<Shape> &inputs) override {
     if (inputs.size() != 1) shape_error("takes one input, got ", inputs.size());
@@ -24,6 +25,7 @@ class LayerNormLayer : public Layer {
     if (normalized_dims > x.rank) {
       shape_error("normalizes the last ", normalized_dims, " dims, but examples are shaped ", to_string(x));
     }
+    example_rank = x.rank;
     normalized = Shape::of(x.dims.data() + (x.rank - normalized_dims), static_cast<int32_t>(normalized_dims));
     return x;
   }
@@ -48,6 +50,11 @@ class LayerNormLayer : public Layer {
     ops::LayernormStats s = ops::layernorm(pass.ctx, in[0], gamma, beta, params_for(in[0]), pass.training);
     if (pass.training) saved.arrays = {s.mean, s.var};
     return s.y;
+  }
+
+  StepSupport step_support() const override {
+    if (normalized_dims >= example_rank) return {StepKind::kRefused, "it normalizes over the positions too (\"normalized_dims\")"};
+    return {StepKind::kPerPosition, ""};
   }
 
   void backward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, const Array &,

@@ -8,6 +8,10 @@
 //
 // This version composes the library's ops (batched matmul, softmax), so it keeps a [T, T] score
 // matrix per head and example; a fused attention op kind is future work.
+//
+// Generation (model/decoder.h): a causal layer keeps the keys and values of the positions seen so
+// far (its key/value cache, [1, heads, T, d] each), so a new position costs its own projections and
+// one row of scores against the cache, not the whole prefix again.
 #include <cmath>
 #include <limits>
 
@@ -51,12 +55,37 @@ class MultiHeadAttentionLayer : public Layer {
     Array q = ops::scale(ctx, head_view(project(ctx, x, params, 0), n), 1.0 / std::sqrt(static_cast<double>(d)));
     Array k = head_view(project(ctx, x, params, 1), n), v = head_view(project(ctx, x, params, 2), n);
     Array scores = ops::matmul(ctx, q, ops::transpose(k, {0, 1, 3, 2}));  // [N, heads, T, T]
-    if (causal) scores = ops::add(ctx, scores, causal_mask(ctx, x.dtype()));
+    if (causal) scores = ops::add(ctx, scores, causal_mask(ctx, x.dtype(), tokens, 0));
     Array p = ops::softmax(ctx, NNRT_SOFTMAX, scores, 3);
     Array o = join_heads(ctx, ops::matmul(ctx, p, v), n);  // [N, T, E]
     saved.arrays = {x, q, k, v, p, o};
     const Array *out_bias = bias ? &params[3] : nullptr;
     return ops::matmul(ctx, o, ops::transpose(params[bias ? 2 : 1], {1, 0}), out_bias);
+  }
+
+  StepSupport step_support() const override {
+    if (!causal) return {StepKind::kRefused, "without \"causal\": true each token attends to the tokens after it, which change as tokens are added"};
+    return {StepKind::kCached, ""};
+  }
+
+  // state.arrays: the key and value cache, [1, heads, T, d] each, filled up to `start`.
+  Array forward_step(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, StepState &state,
+                     int64_t start) const override {
+    Context &ctx = pass.ctx;
+    const Array &x = in[0];  // [1, n, E]
+    const int64_t n = x.dim(1), d = width / heads, length = start + n;
+    if (x.dim(0) != 1 || length > tokens) fail(NNRT_ERR_INTERNAL, where(), ": step over positions ", start, "..", length, " of ", tokens);
+    if (state.arrays.empty()) {
+      for (int i = 0; i < 2; ++i) state.arrays.push_back(ops::empty(ctx, x.dtype(), Shape{1, heads, tokens, d}));
+    }
+    Array q = ops::scale(ctx, head_view(project(ctx, x, params, 0), 1), 1.0 / std::sqrt(static_cast<double>(d)));
+    for (int i = 0; i < 2; ++i) ops::copy_into(ctx, head_view(project(ctx, x, params, i + 1), 1), state.arrays[i].slice(2, start, n));
+    Array k = state.arrays[0].slice(2, 0, length), v = state.arrays[1].slice(2, 0, length);
+    Array scores = ops::matmul(ctx, q, ops::transpose(k, {0, 1, 3, 2}));  // [1, heads, n, length]
+    // One new position sees every cached one; several (the prompt) see those before them.
+    if (n > 1) scores = ops::add(ctx, scores, causal_mask(ctx, x.dtype(), n, start));
+    Array o = join_heads(ctx, ops::matmul(ctx, ops::softmax(ctx, NNRT_SOFTMAX, scores, 3), v), 1);
+    return ops::matmul(ctx, o, ops::transpose(params[bias ? 2 : 1], {1, 0}), bias ? &params[3] : nullptr);
   }
 
   void backward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, const Array &,
@@ -105,26 +134,28 @@ class MultiHeadAttentionLayer : public Layer {
     return ops::matmul(ctx, x, w, bias ? &b : nullptr);
   }
 
-  // [N, T, E] -> a [N, heads, T, d] view.
+  // [N, T, E] -> a [N, heads, T, d] view (T: all tokens, or the new ones of a step).
   Array head_view(const Array &t, int64_t n) const {
-    Array split = t.reshaped_view(Shape{n, tokens, heads, width / heads});
+    Array split = t.reshaped_view(Shape{n, t.dim(1), heads, width / heads});
     return ops::transpose(split, {0, 2, 1, 3});
   }
 
   // [N, heads, T, d] -> [N, T, E], contiguous.
   Array join_heads(Context &ctx, const Array &t, int64_t n) const {
-    return ops::reshape(ctx, ops::contiguous(ctx, ops::transpose(t, {0, 2, 1, 3})), {n, tokens, width});
+    return ops::reshape(ctx, ops::contiguous(ctx, ops::transpose(t, {0, 2, 1, 3})), {n, t.dim(2), width});
   }
 
   // [N, T, E] -> [N * T, E].
   Array rows(Context &ctx, const Array &t) const { return ops::reshape(ctx, ops::contiguous(ctx, t), {-1, width}); }
 
-  // [T, T]: 0 on and below the diagonal, -inf above.
-  Array causal_mask(Context &ctx, nnrt_dtype dtype) const {
-    std::vector<double> m(static_cast<size_t>(tokens * tokens), 0.0);
-    for (int64_t r = 0; r < tokens; ++r)
-      for (int64_t c = r + 1; c < tokens; ++c) m[static_cast<size_t>(r * tokens + c)] = -std::numeric_limits<double>::infinity();
-    Array f64 = ops::from_host(ctx, NNRT_DTYPE_F64, Shape{tokens, tokens}, m.data(), m.size() * sizeof(double));
+  // [rows, start + rows] for the positions start .. start + rows - 1 (a full pass: [T, T] from 0):
+  // 0 where a row's position may see the column's, -inf after it.
+  Array causal_mask(Context &ctx, nnrt_dtype dtype, int64_t rows, int64_t start) const {
+    const int64_t cols = start + rows;
+    std::vector<double> m(static_cast<size_t>(rows * cols), 0.0);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = start + r + 1; c < cols; ++c) m[static_cast<size_t>(r * cols + c)] = -std::numeric_limits<double>::infinity();
+    Array f64 = ops::from_host(ctx, NNRT_DTYPE_F64, Shape{rows, cols}, m.data(), m.size() * sizeof(double));
     return dtype == NNRT_DTYPE_F64 ? f64 : ops::cast(ctx, f64, dtype);
   }
 };

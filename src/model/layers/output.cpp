@@ -49,11 +49,20 @@ Array OutputLayer::forward(Pass &pass, const std::vector<Array> &in, const std::
                            Saved &saved) const {
   Context &ctx = pass.ctx;
   // One row per example, or per position of each example; the activation (softmax) runs per row.
-  Array x = ops::reshape(ctx, in[0], {in[0].dim(0) * positions, in_features});
+  // The rows come from the input, not from `positions`: generation runs it on fewer positions.
+  Array x = ops::reshape(ctx, in[0], {-1, in_features});
   Array z = ops::matmul(ctx, x, ops::transpose(params[0], {1, 0}), bias ? &params[1] : nullptr);
   Array y = activation.forward(ctx, z);
   saved.arrays = {x, z, y};
-  return positions == 1 ? y : ops::reshape(ctx, y, batch_of(in[0].dim(0), out_shape).vec());
+  if (positions == 1) return y;
+  std::vector<int64_t> dims = in[0].shape().vec();
+  dims.back() = units;
+  return ops::reshape(ctx, y, dims);
+}
+
+StepSupport OutputLayer::step_support() const {
+  if (flatten || out_shape.rank < 2) return {StepKind::kRefused, "it makes one prediction of the whole example (\"flatten\": true)"};
+  return {StepKind::kPerPosition, ""};
 }
 
 void OutputLayer::check_target(const Array &target, int64_t batch) const {

@@ -40,6 +40,8 @@ class OutputLayer : public Layer {
   // Saves {input rows [N * positions, in], pre-activation z, output y} (z and y as rows); returns y
   // shaped [N, out_shape...].
   Array forward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, Saved &saved) const override;
+  // Per position with "flatten": false over [T, in] examples.
+  StepSupport step_support() const override;
   // `dout` is the gradient with respect to the pre-activation z as rows (see loss_gradient).
   void backward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, const Array &out,
                 const Saved &saved, const Array &dout, std::vector<Array> &din,

@@ -2,7 +2,8 @@
 // (which treats tokens as a set) can tell positions apart. Learned (default): the parameter weight
 // [T, E], as GPT's and BERT's position embeddings, initialised normal(0, 0.02); with "sinusoidal":
 // true, the fixed table of "Attention Is All You Need" (sin on even features, cos on odd ones, of
-// position / 10000^(2i / E)), and no parameter.
+// position / 10000^(2i / E)), and no parameter. Generation (model/decoder.h) adds the rows of the
+// positions it runs, which it says.
 #include <cmath>
 
 #include "model/layer.h"
@@ -31,6 +32,18 @@ class PositionEmbeddingLayer : public Layer {
 
   Array forward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, Saved &) const override {
     return ops::add(pass.ctx, in[0], sinusoidal ? fixed_table(pass.ctx, in[0].dtype()) : cast_like(pass.ctx, params[0], in[0]));
+  }
+
+  StepSupport step_support() const override { return {StepKind::kCached, ""}; }
+
+  // state.arrays: the sinusoidal table, made at the first step.
+  Array forward_step(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, StepState &state,
+                     int64_t start) const override {
+    const int64_t n = in[0].dim(1);
+    if (start + n > table[0]) fail(NNRT_ERR_INTERNAL, where(), ": positions ", start, "..", start + n, " of ", table[0]);
+    if (sinusoidal && state.arrays.empty()) state.arrays = {fixed_table(pass.ctx, in[0].dtype())};
+    const Array &rows = sinusoidal ? state.arrays[0] : params[0];
+    return ops::add(pass.ctx, in[0], cast_like(pass.ctx, rows.slice(0, start, n), in[0]));
   }
 
   void backward(Pass &pass, const std::vector<Array> &, const std::vector<Array> &params, const Array &, const Saved &,

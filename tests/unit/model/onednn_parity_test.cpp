@@ -13,6 +13,7 @@
 
 #include "backend/dispatch.h"
 #include "backend/ops.h"
+#include "backend_fixture.h"
 #include "layer_cases.h"
 #include "layer_check.h"
 #include "model/layers/output.h"
@@ -51,12 +52,6 @@ class OpLog : public backend::PlacementRecorder {
   }
   std::map<std::string, std::set<std::string>> ran;
 };
-
-#ifdef NNRT_TEST_ONEDNN_BUILT
-constexpr bool kOnednnBuilt = true;
-#else
-constexpr bool kOnednnBuilt = false;
-#endif
 
 // Skips where no plugin was built; fails where one was built but did not load.
 #define REQUIRE_ONEDNN(b)                                                                        \

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "backend/ops.h"
+#include "backend_fixture.h"
 #include "layer_check.h"
 #include "lenet_example.h"
 #include "model/model.h"
@@ -17,12 +18,6 @@
 
 namespace nnrt::model::testing {
 namespace {
-
-#ifdef NNRT_TEST_ONEDNN_BUILT
-constexpr bool kOnednnBuilt = true;
-#else
-constexpr bool kOnednnBuilt = false;
-#endif
 
 const char *const kMlp = R"({"input": [1, 28, 28], "seed": 5, "layers": [
   {"type": "flatten"},
@@ -70,15 +65,7 @@ void expect_same(Model &m, const Array &x, const std::string &what) {
   EXPECT_EQ(bits(again), bits(unplanned)) << what;
 }
 
-class PredictPlan : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    ctx_ = make_context(GetParam());
-    if (!ctx_ && GetParam() == "onednn" && !kOnednnBuilt) GTEST_SKIP() << "the oneDNN plugin is not built here";
-    ASSERT_NE(ctx_, nullptr) << GetParam() << " did not open";
-  }
-  std::shared_ptr<Context> ctx_;
-};
+using PredictPlan = PerBackend;
 
 TEST_P(PredictPlan, MatchesTheUnplannedPassAcrossShapes) {
   for (const ModelCase &c : kModels) {

@@ -7,6 +7,7 @@ mod abi_version;
 mod array_math;
 mod drop_order;
 mod error_paths;
+mod generation;
 mod library_missing;
 mod logging;
 mod save_load;
