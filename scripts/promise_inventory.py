@@ -47,6 +47,8 @@ ALLOWED_UNTESTED = {
     ("nnrt_model_load", "NNRT_ERR_OUT_OF_MEMORY"): FAULT_INJECTION,
     ("nnrt_model_predict", "NNRT_ERR_OUT_OF_MEMORY"): FAULT_INJECTION,
     ("nnrt_model_predict", "NNRT_ERR_BACKEND"): FAULT_INJECTION,
+    ("nnrt_model_generate", "NNRT_ERR_OUT_OF_MEMORY"): FAULT_INJECTION,
+    ("nnrt_model_generate", "NNRT_ERR_BACKEND"): FAULT_INJECTION,
     ("nnrt_model_evaluate", "NNRT_ERR_OUT_OF_MEMORY"): FAULT_INJECTION,
     ("nnrt_model_evaluate", "NNRT_ERR_BACKEND"): FAULT_INJECTION,
     ("nnrt_dataset_load", "NNRT_ERR_OUT_OF_MEMORY"): FAULT_INJECTION,

@@ -105,6 +105,12 @@ const char *kConv =
     " \"activation\": \"relu\"}, {\"type\": \"maxpool2d\", \"kernel\": 2}, {\"type\": \"batchnorm\"},"
     " {\"type\": \"output\", \"units\": 2, \"loss\": \"nll\"}]}";
 
+// A token model for generation: causal attention, so that the sweep covers the key/value cache.
+const char *kTokens =
+    "{\"input\": [6], \"seed\": 3, \"layers\": [{\"type\": \"embedding\", \"vocab\": 8, \"units\": 8},"
+    " {\"type\": \"position_embedding\"}, {\"type\": \"multi_head_attention\", \"heads\": 2, \"causal\": true},"
+    " {\"type\": \"output\", \"units\": 8, \"loss\": \"nll\", \"flatten\": false}]}";
+
 const char *kTrainerOptions = "{\"batch_size\": 8, \"prefetch\": 2, \"optimizer\": {\"type\": \"adam\"}}";
 
 void must(nnrt_status s, const char *what) {
@@ -135,6 +141,7 @@ std::vector<Case> cases(Fixture &f) {
     must(nnrt_trainer_create(f.model, kTrainerOptions, &f.trainer), "trainer");
     must(nnrt_dataset_from_arrays(f.ctx, f.x, f.y, &f.data), "dataset");
   };
+  auto with_token_model = [&f] { must(nnrt_model_create(f.ctx, kTokens, &f.model), "token model"); };
   auto release = [&f] {
     nnrt_trainer_release(f.trainer);
     nnrt_model_release(f.model);
@@ -156,6 +163,8 @@ std::vector<Case> cases(Fixture &f) {
   static nnrt_context *made_ctx = nullptr;
   static nnrt_dataset *made_data = nullptr;
   static double loss = 0;
+  static int64_t generated[4];
+  static size_t n_generated = 0;
   static float host_copy[16 * 4];
   static std::string onnx_bytes;
   auto drop_made = [release] {
@@ -219,6 +228,14 @@ std::vector<Case> cases(Fixture &f) {
        {out_param(&made)}},
       {"nnrt_model_predict", with_model, [&f] { return nnrt_model_predict(f.model, f.x, &out); }, drop_made,
        {out_param(&out)}},
+      // Sampled (temperature 1): the draws run too.
+      {"nnrt_model_generate", with_token_model,
+       [&f] {
+         const int64_t prompt[2] = {1, 2};
+         return nnrt_model_generate(f.model, prompt, 2, "{\"temperature\": 1, \"seed\": 5}", generated, 4, &n_generated,
+                                    nullptr, nullptr);
+       },
+       drop_made, {out_param(&generated), out_param(&n_generated)}},
       {"nnrt_trainer_create", with_model,
        [&f] { return nnrt_trainer_create(f.model, "{\"optimizer\": {\"type\": \"adam\"}}", &made_trainer); },
        drop_made, {out_param(&made_trainer)}},
