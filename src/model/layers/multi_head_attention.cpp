@@ -88,7 +88,7 @@ class MultiHeadAttentionLayer : public Layer {
     return ops::matmul(ctx, o, ops::transpose(params[bias ? 2 : 1], {1, 0}), bias ? &params[3] : nullptr);
   }
 
-  void backward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, const Array &,
+  void backward(Pass &pass, const std::vector<Array> &, const std::vector<Array> &params, const Array &,
                 const Saved &saved, const Array &dout, std::vector<Array> &din, std::vector<Array> &dparams) const override {
     Context &ctx = pass.ctx;
     const Array &x = saved.arrays[kX], &q = saved.arrays[kQ], &k = saved.arrays[kK], &v = saved.arrays[kV],
