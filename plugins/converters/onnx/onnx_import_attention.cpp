@@ -331,13 +331,7 @@ std::optional<Fusion> Matcher::at_softmax(int index) {
   }
   if (mask) read_mask(*mask, a);
 
-  Fusion f;
-  f.at = g_.producer_index(a.result);
-  std::optional<std::set<int>> nodes = g_.region(a.entry, f.at);
-  if (!nodes) return std::nullopt;
-  f.nodes = std::move(*nodes);
-  f.emit = [a](Importer &im) { emit_attention(im, a); };
-  return f;
+  return g_.fusion(a.entry, a.result, [a](Importer &im) { emit_attention(im, a); });
 }
 
 }  // namespace

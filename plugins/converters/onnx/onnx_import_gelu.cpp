@@ -53,21 +53,15 @@ std::optional<Fusion> at_erf(const GraphPattern &g, int index) {
     if (!half || !with_constant(g, *half, x, 0.5)) return std::nullopt;
     result = product;
   }
-  Fusion f;
-  f.at = g.producer_index(result->output(0));
-  std::optional<std::set<int>> nodes = g.region(x, f.at);
-  if (!nodes) return std::nullopt;
-  f.nodes = std::move(*nodes);
   std::string out = result->output(0);
-  f.emit = [x, out](Importer &im) {
+  return g.fusion(x, out, [x, out](Importer &im) {
     const Value &v = im.value(x);
     if (v.constant) im.unsupported("GELU of a constant is not supported");
     im.accept_moved_batch();  // elementwise: wherever the batch is
     int32_t batch_axis = v.batch_axis;
     im.emit("activation", {{"activation", "gelu"}}, {x}, {}, out);
     im.move_batch(out, batch_axis);
-  };
-  return f;
+  });
 }
 
 }  // namespace

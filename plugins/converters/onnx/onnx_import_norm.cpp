@@ -115,13 +115,7 @@ std::optional<Fusion> at_sqrt(const GraphPattern &g, int index) {
   if (n.bias && !n.weight) return std::nullopt;  // nnrt's bias comes after a weight
   n.out = out;
 
-  Fusion f;
-  f.at = g.producer_index(out);
-  std::optional<std::set<int>> nodes = g.region(n.x, f.at);
-  if (!nodes) return std::nullopt;
-  f.nodes = std::move(*nodes);
-  f.emit = [n](Importer &im) { emit_norm(im, n); };
-  return f;
+  return g.fusion(n.x, out, [n](Importer &im) { emit_norm(im, n); });
 }
 
 }  // namespace

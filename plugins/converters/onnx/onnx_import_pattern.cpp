@@ -182,7 +182,10 @@ std::optional<SymShape> GraphPattern::ints(const std::string &name, const std::m
   return std::nullopt;
 }
 
-std::optional<std::set<int>> GraphPattern::region(const std::string &entry, int exit) const {
+std::optional<Fusion> GraphPattern::fusion(const std::string &entry, const std::string &result,
+                                           std::function<void(Importer &)> emit) const {
+  const int exit = producer_index(result);
+  if (exit < 0) return std::nullopt;
   std::set<int> nodes;
   std::vector<int> todo = {exit};
   while (!todo.empty()) {
@@ -199,7 +202,6 @@ std::optional<std::set<int>> GraphPattern::region(const std::string &entry, int 
     }
   }
   if (*nodes.rbegin() != exit) return std::nullopt;  // the graph is not sorted: the translators say so
-  const std::string &result = g_.node(exit).output(0);
   for (int i : nodes) {
     for (const std::string &o : g_.node(i).output()) {
       if (o == result) continue;
@@ -208,7 +210,7 @@ std::optional<std::set<int>> GraphPattern::region(const std::string &entry, int 
         if (!nodes.count(c)) return std::nullopt;
     }
   }
-  return nodes;
+  return Fusion{std::move(nodes), exit, std::move(emit)};
 }
 
 std::vector<Fusion> find_fusions(const GraphPattern &g) {

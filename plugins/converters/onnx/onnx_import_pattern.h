@@ -41,6 +41,14 @@ inline const SymInt kSymT{true, 1, 1, 0};
 inline const SymInt kSymN{true, 1, 0, 1};
 using SymShape = std::vector<SymInt>;
 
+// One recognized subgraph: `nodes` are replaced by what `emit` makes when the translation reaches
+// `at` (the last of them), which names the ONNX value the region made.
+struct Fusion {
+  std::set<int> nodes;
+  int at = -1;
+  std::function<void(Importer &)> emit;
+};
+
 // The graph as matchers read it. Constants are initializers, Constant nodes and Identity chains of
 // them, read without disturbing what the translators will read later.
 class GraphPattern {
@@ -72,10 +80,12 @@ class GraphPattern {
   // the matcher knows (`shapes`); nullopt when any step is outside that arithmetic.
   std::optional<SymShape> ints(const std::string &name, const std::map<std::string, SymShape> &shapes) const;
 
-  // The nodes that compute the output of node `exit` from `entry` and constants (Shape of another
-  // value is allowed), when none of their values but the exit's is read elsewhere (by a node
-  // outside, or as a graph output) and `exit` is the last of them; nullopt otherwise.
-  std::optional<std::set<int>> region(const std::string &entry, int exit) const;
+  // The fusion of the nodes that compute `result` from `entry` and constants (Shape of another
+  // value is allowed), made by `emit` when the translation reaches the node making `result`;
+  // nullopt unless that node is the last of them and none of their values but `result` is read
+  // elsewhere (by a node outside, or as a graph output).
+  std::optional<Fusion> fusion(const std::string &entry, const std::string &result,
+                               std::function<void(Importer &)> emit) const;
 
  private:
   const onnx::GraphProto &g_;
@@ -83,14 +93,6 @@ class GraphPattern {
   std::map<std::string, int> producer_;
   std::map<std::string, std::vector<int>> consumers_;
   std::set<std::string> graph_outputs_;
-};
-
-// One recognized subgraph: `nodes` are replaced by what `emit` makes when the translation reaches
-// `at` (the last of them), which names the ONNX value the region made.
-struct Fusion {
-  std::set<int> nodes;
-  int at = -1;
-  std::function<void(Importer &)> emit;
 };
 
 // Every fusion of the graph (regions do not overlap: the first match of a node wins). Matchers by
