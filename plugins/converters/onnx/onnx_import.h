@@ -19,6 +19,10 @@
 // Concat, Identity, Dropout, Constant, Gather), onnx_import_slice.cpp, onnx_import_fold.cpp (Shape,
 // ConstantOfShape, Expand: shapes computed at import) and onnx_import_lstm.cpp. A new op's import is
 // one translator and one line in its file's register_*_ops.
+//
+// Before the translators run, fusions (onnx_import_pattern.h) recognize the subgraphs exporters
+// write for one nnrt layer (PyTorch's attention, erf GELU, decomposed layer norms): their nodes are
+// skipped and the layer is emitted at the last of them.
 #pragma once
 
 #include <functional>
