@@ -1,7 +1,11 @@
 /* Training throughput of nnrt on Fashion-MNIST, for bench/lenet: trains one model for some epochs
 ** and prints one JSON line with images/s, test accuracy and peak RSS.
 **
-**   train_bench <lenet|mlp> <data folder> <epochs> <threads> [backend] [limit] [precision] [batch]
+**   train_bench <lenet|mlp> <data folder> <epochs> <threads> [backend] [limit] [precision] [batch] [warmup]
+**
+** warmup > 0 first trains that many untimed steps (plus the timed epochs' last, partial batch), so
+** that plans, kernels and caches built at first use are not in the figure (bench/gpu sets it, as
+** its PyTorch peer warms up too); by default the first steps are timed.
 */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -18,13 +22,13 @@ static const char *lenet = NNRT_LENET_CONFIG; /* examples/lenet.json */
 
 int main(int argc, char **argv) {
   const char *which, *dir, *backend, *precision;
-  int epochs, threads, batch;
+  int epochs, threads, batch, warmup;
   long limit;
   char options[256], spec[1024], limit_text[64] = "", trainer_options[512];
   nnrt_context *ctx = NULL;
   nnrt_model *model = NULL;
   nnrt_trainer *trainer = NULL;
-  nnrt_dataset *train = NULL, *test = NULL;
+  nnrt_dataset *train = NULL, *test = NULL, *warm = NULL;
   nnrt_evaluation *eval = NULL;
   int64_t examples = 0;
   double accuracy = 0, start, seconds;
@@ -33,7 +37,8 @@ int main(int argc, char **argv) {
   size_t len;
 
   if (argc < 5) {
-    fprintf(stderr, "usage: %s <lenet|mlp> <data folder> <epochs> <threads> [backend] [limit] [precision] [batch]\n", argv[0]);
+    fprintf(stderr, "usage: %s <lenet|mlp> <data folder> <epochs> <threads> [backend] [limit] [precision] [batch] [warmup]\n",
+            argv[0]);
     return 2;
   }
   which = argv[1];
@@ -44,6 +49,7 @@ int main(int argc, char **argv) {
   limit = argc > 6 ? atol(argv[6]) : 0;
   precision = argc > 7 ? argv[7] : "f32";
   batch = argc > 8 ? atoi(argv[8]) : 64;
+  warmup = argc > 9 ? atoi(argv[9]) : 0;
 
   snprintf(options, sizeof options, "{\"backend\": \"%s\", \"threads\": %d}", backend, threads);
   CHECK(nnrt_context_create(options, &ctx));
@@ -64,6 +70,16 @@ int main(int argc, char **argv) {
            " \"shuffle\": true, \"seed\": 1%s%s%s}", batch, strcmp(precision, "f32") ? ", \"precision\": \"" : "",
            strcmp(precision, "f32") ? precision : "", strcmp(precision, "f32") ? "\"" : "");
   CHECK(nnrt_trainer_create(model, trainer_options, &trainer));
+  if (warmup > 0) {
+    /* Full batches, then one of the size the timed epochs end with. */
+    snprintf(spec, sizeof spec,
+             "{\"format\": \"idx\", \"images\": \"%s/train-images-idx3-ubyte.gz\", \"labels\": "
+             "\"%s/train-labels-idx1-ubyte.gz\", \"limit\": %lld}", dir, dir,
+             (long long)warmup * batch + (long long)(examples % batch));
+    CHECK(nnrt_dataset_load(ctx, spec, &warm));
+    CHECK(nnrt_trainer_fit(trainer, warm, NULL, 1));
+    nnrt_dataset_release(warm);
+  }
   start = bench_now();
   CHECK(nnrt_trainer_fit(trainer, train, NULL, epochs));
   seconds = bench_now() - start;
@@ -81,9 +97,9 @@ int main(int argc, char **argv) {
     char selected[32] = "?";
     if (name) sscanf(name + strlen("\"backend\":\""), "%31[^\"]", selected);
     printf("{\"runtime\": \"nnrt\", \"model\": \"%s\", \"backend\": \"%s\", \"precision\": \"%s\", \"threads\": %d, "
-           "\"epochs\": %d, \"examples\": %lld, \"seconds\": %.3f, \"images_per_second\": %.1f, \"test_accuracy\": %.4f, "
+           "\"epochs\": %d, \"batch\": %d, \"warmup_steps\": %d, \"examples\": %lld, \"seconds\": %.3f, \"images_per_second\": %.1f, \"test_accuracy\": %.4f, "
            "\"peak_rss_mb\": %.1f, \"cache_peak_mb\": %.2f}\n",
-           which, selected, precision, threads, epochs, (long long)examples, seconds, (double)examples * epochs / seconds,
+           which, selected, precision, threads, epochs, batch, warmup, (long long)examples, seconds, (double)examples * epochs / seconds,
            accuracy, usage.ru_maxrss / 1024.0, peak_mb);
   }
   nnrt_evaluation_release(eval);
