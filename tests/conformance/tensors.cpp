@@ -248,7 +248,11 @@ Comparison compare(const HostTensor &want, const HostTensor &got, double rel, do
     } else if (std::isinf(w) || std::isinf(g)) {
       same = w == g;
     } else {
-      const double tol = rel * (std::fabs(w) + scale + (magnitude ? std::fabs(magnitude->get(off)) : 0.0));
+      // A magnitude is the size of the terms behind a finite result; a NaN or infinite one (a unary
+      // gradient whose dy is NaN where f' is 0) adds nothing, or the tolerance would be NaN and fail
+      // equal results.
+      const double m = magnitude ? std::fabs(magnitude->get(off)) : 0.0;
+      const double tol = rel * (std::fabs(w) + scale + (std::isfinite(m) ? m : 0.0));
       const double err = std::fabs(g - w);
       same = err <= tol;
       err_units = tol > 0 ? err / tol : (err > 0 ? INFINITY : 0);
