@@ -5,7 +5,15 @@
 // operands into their packed buffers, executes the plan with a variant pack of the data pointers
 // and the workspace the host gives, and copies a staged output back. The workspace holds cuDNN's
 // own workspace, then one packed buffer per staged operand (zeroed first where the padding is
-// written out in it).
+// written out in it), then, for an input gradient, a device flag.
+//
+// An input gradient (CONV2D_BACKWARD_DATA) from a filter with a NaN or infinite weight is not left
+// to cuDNN: its engines compute dx as a convolution over dy with zeros inserted between strides and
+// around it for the padding, and 0 * inf or 0 * NaN put NaN into dx elements that the weight never
+// multiplies into (about one conformance case a seed on an H100, cuDNN 9.14). So a kernel flags a
+// non-finite w on the device, and after cuDNN a second kernel recomputes dx element by element
+// (kernels/conv2d.h, the CPU's products) when the flag is set and returns at once when it is not:
+// two small launches a step and no host synchronization.
 #include <cstring>
 #include <mutex>
 #include <utility>
@@ -91,9 +99,13 @@ class ConvOp final : public Op {
     build();
     prepare_staging();
     prepare_epilogues();
+    prepare_exact_input_gradient();
   }
 
-  size_t workspace_bytes() const override { return static_cast<size_t>(workspace_ + staging_bytes_); }
+  size_t workspace_bytes() const override {
+    return static_cast<size_t>(desc_.kind == NNRT_OP_CONV2D_BACKWARD_DATA ? flag_offset_ + kBufferAlignment
+                                                                          : workspace_ + staging_bytes_);
+  }
 
   void run(const nnrt_op_args &a, cudaStream_t stream) const override {
     // The operands in the caller's layouts, by role: 0 x (or dx), 1 w (or dw), 2 y (or dy).
@@ -110,6 +122,13 @@ class ConvOp final : public Op {
     void *given[3] = {own[0], own[1], own[2]};
     const int32_t dtype = desc_.inputs[0].dtype;
     void *first[3] = {};  // where in the packed buffer the operand's first element goes
+    int *nonfinite_w = nullptr;
+    if (desc_.kind == NNRT_OP_CONV2D_BACKWARD_DATA) {
+      nonfinite_w = reinterpret_cast<int *>(static_cast<char *>(a.workspace) + flag_offset_);
+      check_cuda(cudaMemsetAsync(nonfinite_w, 0, sizeof(int), stream), "clear the non-finite flag");
+      check_cuda(gpu::flag_nonfinite(dtype, a.inputs[1], w_index_, w_count_, nonfinite_w, stream),
+                 "non-finite filter kernel");
+    }
     for (const Staging &s : staging_) {
       given[s.role] = static_cast<char *>(a.workspace) + s.offset;
       first[s.role] = static_cast<char *>(given[s.role]) + s.first * p_.element_bytes;
@@ -133,6 +152,10 @@ class ConvOp final : public Op {
     for (const Staging &s : staging_)
       if (s.role == output_role_)
         check_cuda(gpu::copy(own[s.role], dtype, first[s.role], dtype, s.index, s.count, stream), "staging copy");
+    if (nonfinite_w)
+      check_cuda(gpu::conv2d_backward_data_exact(dtype, geometry_, strides_, nonfinite_w, a.outputs[0], a.inputs[0],
+                                                 a.inputs[1], stream),
+                 "exact input gradient kernel");
     void *y = own[2];  // the epilogues work on y (or read dy) in the caller's layout
     if (p_.bias)
       check_cuda(gpu::binary(NNRT_BINARY_ADD, dtype, y, y, a.inputs[2], bias_index_, y_count_, stream), "bias kernel");
@@ -301,6 +324,26 @@ class ConvOp final : public Op {
     }
   }
 
+  // CONV2D_BACKWARD_DATA: the flag's place after the staging buffers, the index map of the scan of
+  // w, and the geometry and strides of the exact kernel.
+  void prepare_exact_input_gradient() {
+    if (desc_.kind != NNRT_OP_CONV2D_BACKWARD_DATA) return;
+    flag_offset_ = aligned(workspace_ + staging_bytes_);
+    const nnrt_tensor_desc &dy = desc_.inputs[0], &w = desc_.inputs[1], &dx = desc_.outputs[0];
+    const int64_t *one[1] = {w.strides};
+    std::memset(&w_index_, 0, sizeof w_index_);
+    w_count_ = kernels::make_strided_index<1>(4, w.dims, one, &w_index_);
+    const nnrt_op_attrs &a = desc_.attrs;
+    geometry_ = kernels::Conv2dGeometry{dx.dims[0], dx.dims[1], dx.dims[2], dx.dims[3], w.dims[0], w.dims[2],
+                                        w.dims[3], dy.dims[2], dy.dims[3], a.groups, a.stride[0], a.stride[1],
+                                        a.pad[0], a.pad[1], a.dilation[0], a.dilation[1]};
+    for (int i = 0; i < 4; ++i) {
+      strides_.dx[i] = dx.strides[i];
+      strides_.dy[i] = dy.strides[i];
+      strides_.w[i] = w.strides[i];
+    }
+  }
+
   nnrt_backend_instance &inst_;
   nnrt_op_desc desc_;
   ConvParams p_;
@@ -321,6 +364,11 @@ class ConvOp final : public Op {
   gpu::Index2 act_index_{};
   int64_t y_count_ = 0;
   gpu::Lines<2> db_lines_{};
+  int64_t flag_offset_ = 0;  // CONV2D_BACKWARD_DATA: the non-finite-filter flag in the workspace
+  gpu::Index1 w_index_{};
+  int64_t w_count_ = 0;
+  kernels::Conv2dGeometry geometry_{};
+  gpu::ConvStrides strides_{};
 };
 
 }  // namespace

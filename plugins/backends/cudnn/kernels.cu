@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "nnrt/kernels/batchnorm.h"
+#include "nnrt/kernels/conv2d.h"
 #include "nnrt/kernels/convert.h"
 #include "nnrt/kernels/eltwise.h"
 #include "nnrt/kernels/half.h"
@@ -577,6 +578,36 @@ __global__ void pool2d_backward_kernel(PoolGeometry g, PoolStrides s, typename F
   }
 }
 
+// ---- convolution input gradient with non-finite filters --------------------------------------------
+
+template <class F>
+__global__ void flag_nonfinite_kernel(const typename F::S *x, Index1 index, int64_t n, int *flag) {
+  NNRT_GRID_LOOP(i, n) {
+    int64_t o[1];
+    strided_offsets(index, i, o);
+    if (!isfinite(F::load(x[o[0]]))) *flag = 1;
+  }
+}
+
+template <class F>
+__global__ void conv2d_backward_data_exact_kernel(Conv2dGeometry g, ConvStrides s, const int *flag,
+                                                  typename F::S *dx, const typename F::S *dy,
+                                                  const typename F::S *w, int64_t n) {
+  if (*flag == 0) return;
+  using C = typename F::C;
+  auto dy_at = [&](int64_t b, int64_t o, int64_t r, int64_t q) {
+    return F::load(dy[b * s.dy[0] + o * s.dy[1] + r * s.dy[2] + q * s.dy[3]]);
+  };
+  auto w_at = [&](int64_t o, int64_t ci, int64_t kh, int64_t kw) {
+    return F::load(w[o * s.w[0] + ci * s.w[1] + kh * s.w[2] + kw * s.w[3]]);
+  };
+  NNRT_GRID_LOOP(e, n) {
+    const int64_t q = e % g.w, r = e / g.w % g.h, c = e / (g.w * g.h) % g.c, b = e / (g.w * g.h * g.c);
+    dx[b * s.dx[0] + c * s.dx[1] + r * s.dx[2] + q * s.dx[3]] =
+        F::store(conv2d_input_gradient<C>(g, b, c, r, q, dy_at, w_at));
+  }
+}
+
 // ---- batch normalization, one block per channel ----------------------------------------------------
 
 // fn(o) for this thread's share of the elements of a line that starts at `start`; o[k] is the
@@ -1012,6 +1043,30 @@ cudaError_t pool2d_backward(int32_t dtype, const PoolGeometry &g, const PoolStri
     using S = typename F::S;
     pool2d_backward_kernel<F><<<blocks_for(n), kThreads, 0, stream>>>(
         g, s, static_cast<S *>(dx), static_cast<const S *>(dy), static_cast<const S *>(x), n);
+    return launched();
+  });
+}
+
+cudaError_t flag_nonfinite(int32_t dtype, const void *x, const Index1 &index, int64_t n, int *flag,
+                           cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return visit_float(dtype, [&](auto t) {
+    using F = decltype(t);
+    flag_nonfinite_kernel<F><<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const typename F::S *>(x), index,
+                                                                      n, flag);
+    return launched();
+  });
+}
+
+cudaError_t conv2d_backward_data_exact(int32_t dtype, const Conv2dGeometry &g, const ConvStrides &s, const int *flag,
+                                       void *dx, const void *dy, const void *w, cudaStream_t stream) {
+  const int64_t n = g.n * g.c * g.h * g.w;
+  if (n == 0) return cudaSuccess;
+  return visit_float(dtype, [&](auto t) {
+    using F = decltype(t);
+    using S = typename F::S;
+    conv2d_backward_data_exact_kernel<F><<<blocks_for(n), kThreads, 0, stream>>>(
+        g, s, flag, static_cast<S *>(dx), static_cast<const S *>(dy), static_cast<const S *>(w), n);
     return launched();
   });
 }

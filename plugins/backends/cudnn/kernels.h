@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 
+#include "nnrt/kernels/conv2d.h"
 #include "nnrt/kernels/optimizer.h"
 #include "nnrt/kernels/pool.h"
 #include "nnrt/kernels/strided_index.h"
@@ -124,6 +125,20 @@ cudaError_t pool2d(int32_t dtype, const kernels::PoolGeometry &g, const PoolStri
                    cudaStream_t stream);
 cudaError_t pool2d_backward(int32_t dtype, const kernels::PoolGeometry &g, const PoolStrides &s, void *dx,
                             const void *dy, const void *x, cudaStream_t stream);
+
+// Sets *flag (a device int the caller zeroed) to 1 when an element of x is NaN or infinite.
+cudaError_t flag_nonfinite(int32_t dtype, const void *x, const Index1 &index, int64_t n, int *flag,
+                           cudaStream_t stream);
+
+// CONV2D_BACKWARD_DATA element by element (kernels/conv2d.h), one thread per dx element, when *flag
+// is set; when it is not, the kernel returns at once. The backend runs it after cuDNN with the flag
+// of flag_nonfinite over w: it rewrites dx exactly where cuDNN's zero-inserting engines would have
+// spread a non-finite weight (conv_op.cpp). Strides are NCHW element strides of each tensor.
+struct ConvStrides {
+  int64_t dx[4], dy[4], w[4];
+};
+cudaError_t conv2d_backward_data_exact(int32_t dtype, const kernels::Conv2dGeometry &g, const ConvStrides &s,
+                                       const int *flag, void *dx, const void *dy, const void *w, cudaStream_t stream);
 
 // ARGREDUCE: one thread per line (y's elements); `outer` walks y's dims with operands y and x, and
 // each line is `length` elements of x `stride` apart. Any numeric dtype; y is I64.
