@@ -96,7 +96,12 @@ class ConvOp final : public Op {
       : inst_(const_cast<nnrt_backend_instance &>(inst)), desc_(d) {
     std::string why = translate_conv(d, &p_);
     if (!why.empty()) throw Failure(NNRT_ERR_UNSUPPORTED, why);
-    build();
+    {
+      // Building the plan uses the instance's cuDNN handle, which another thread's run may be
+      // using (op creation runs outside the host's lock): a handle serves one thread at a time.
+      std::lock_guard<std::mutex> lock(inst_.cudnn_mutex);
+      build();
+    }
     prepare_staging();
     prepare_epilogues();
     prepare_exact_input_gradient();

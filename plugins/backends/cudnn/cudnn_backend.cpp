@@ -15,6 +15,7 @@
 #include <string>
 
 #include "cudnn_common.h"
+#include "device_support.h"
 #include "library_versions.h"
 #include "nvml_monitor.h"
 #include "ops.h"
@@ -29,10 +30,71 @@ nnrt_status guarded(const char *what, F &&f) {
   return plugin_kit::guarded<Cudnn>(what, std::forward<F>(f));
 }
 
-// Makes `device` current on the calling thread (CUDA's current device is per thread).
-void use_device(int device) { NNRT_CUDA(cudaSetDevice(device)); }
+// Makes `device` current on the calling thread for one table function, and gives the caller's
+// thread its own current device back afterwards (CUDA's current device is per thread, and the
+// program around nnrt may use CUDA itself).
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) {
+    if (cudaGetDevice(&previous_) != cudaSuccess) {
+      cudaGetLastError();
+      previous_ = -1;
+    }
+    if (previous_ != device) set_ = cudaSetDevice(device);
+  }
+  ~DeviceScope() {
+    int now = -1;
+    if (previous_ >= 0 && cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
+  }
+  DeviceScope(const DeviceScope &) = delete;
+  DeviceScope &operator=(const DeviceScope &) = delete;
+  // Throws when the device could not be made current (functions that return no status ignore it:
+  // their call then fails, or does nothing, on its own).
+  void check() const { check_cuda(set_, "cudaSetDevice"); }
+
+ private:
+  int previous_ = -1;
+  cudaError_t set_ = cudaSuccess;
+};
+
+// Records, once, that a call on the instance saw its context lost.
+void mark_lost(nnrt_backend_instance *inst, const std::string &why) {
+  std::lock_guard<std::mutex> lock(inst->lost_mutex);
+  if (inst->lost.load()) return;
+  inst->lost_reason = why;
+  inst->lost.store(true);
+}
+
+// Runs a table function's body on an instance: on its device (DeviceScope), failing at once when
+// an earlier call saw the context lost, and marking the instance lost when this one does.
+template <class F>
+nnrt_status on_instance(nnrt_backend_instance *inst, const char *what, F &&f) {
+  return guarded(what, [&] {
+    if (inst->lost.load()) throw Failure(NNRT_ERR_BACKEND, inst->lost_reason, true);
+    DeviceScope scope(inst->device);
+    try {
+      scope.check();
+      return f();
+    } catch (const Failure &e) {
+      if (e.context_lost) mark_lost(inst, e.what());
+      throw;
+    }
+  });
+}
 
 // ---- probe and properties ----------------------------------------------------------------------
+
+// "" when CUDA device `device` can run this build's kernels; else why not, naming the device.
+std::string device_problem(int device) {
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    cudaGetLastError();
+    return "device " + std::to_string(device) + ": CUDA did not give its compute capability";
+  }
+  std::string problem = compute_capability_problem(major, minor);
+  return problem.empty() ? "" : "device " + std::to_string(device) + ": " + problem;
+}
 
 int32_t probe(int32_t *device_count, char *reason, size_t cap) {
   *device_count = 0;
@@ -46,6 +108,19 @@ int32_t probe(int32_t *device_count, char *reason, size_t cap) {
   }
   if (n <= 0) {
     std::snprintf(reason, cap, "no CUDA device: cudaGetDeviceCount found 0 devices");
+    return 0;
+  }
+  // Usable when one GPU can run this build's kernels; open refuses the others, by number.
+  std::string first_problem;
+  bool usable = false;
+  for (int d = 0; d < n && !usable; ++d) {
+    std::string problem = device_problem(d);
+    usable = problem.empty();
+    if (d == 0) first_problem = problem;
+  }
+  if (!usable) {
+    std::snprintf(reason, cap, "no usable CUDA device: %s%s", first_problem.c_str(),
+                  n > 1 ? " (and no other device is usable either)" : "");
     return 0;
   }
   *device_count = n;
@@ -95,7 +170,9 @@ nnrt_status open_device(const nnrt_device_config *config, nnrt_backend_instance 
     if (config->device < 0 || config->device >= count)
       throw Failure(NNRT_ERR_NO_DEVICE, "device " + std::to_string(config->device) + " does not exist (" +
                                             std::to_string(count) + " CUDA device(s))");
-    use_device(config->device);
+    if (std::string problem = device_problem(config->device); !problem.empty()) throw Failure(NNRT_ERR_NO_DEVICE, problem);
+    DeviceScope scope(config->device);
+    scope.check();
     auto *inst = new nnrt_backend_instance;
     inst->device = config->device;
     inst->deterministic = config->deterministic != 0;
@@ -118,18 +195,18 @@ nnrt_status open_device(const nnrt_device_config *config, nnrt_backend_instance 
 
 void close_device(nnrt_backend_instance *inst) {
   if (!inst) return;
-  cudaSetDevice(inst->device);
+  DeviceScope scope(inst->device);
   destroy_instance(inst);
 }
 
 // ---- memory and streams ------------------------------------------------------------------------
 
 nnrt_status mem_alloc(nnrt_backend_instance *inst, size_t bytes, void **out) {
-  return guarded("mem_alloc", [&] {
-    use_device(inst->device);
+  return on_instance(inst, "mem_alloc", [&] {
     void *p = nullptr;
     cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);  // cudaMalloc aligns to 256 bytes or more
     if (e != cudaSuccess) {
+      if (cuda_error_loses_context(e)) check_cuda(e, "cudaMalloc");
       cudaGetLastError();
       size_t free_b = 0, total_b = 0;
       cudaMemGetInfo(&free_b, &total_b);
@@ -143,26 +220,25 @@ nnrt_status mem_alloc(nnrt_backend_instance *inst, size_t bytes, void **out) {
 }
 
 void mem_free(nnrt_backend_instance *inst, void *ptr) {
-  cudaSetDevice(inst->device);
+  DeviceScope scope(inst->device);
   cudaFree(ptr);
 }
 
 nnrt_status host_alloc(nnrt_backend_instance *inst, size_t bytes, void **out) {
-  return guarded("host_alloc", [&] {
-    use_device(inst->device);
+  return on_instance(inst, "host_alloc", [&] {
     NNRT_CUDA(cudaMallocHost(out, bytes ? bytes : 1));
     return NNRT_OK;
   });
 }
 
 void host_free(nnrt_backend_instance *inst, void *ptr) {
-  cudaSetDevice(inst->device);
+  DeviceScope scope(inst->device);
   cudaFreeHost(ptr);
 }
 
 nnrt_status memcpy_async(nnrt_backend_instance *inst, void *dst, const void *src, size_t bytes, int32_t kind,
                          nnrt_stream *stream) {
-  return guarded("memcpy_async", [&] {
+  return on_instance(inst, "memcpy_async", [&] {
     cudaMemcpyKind k;
     switch (kind) {
       case NNRT_COPY_HOST_TO_DEVICE: k = cudaMemcpyHostToDevice; break;
@@ -170,23 +246,20 @@ nnrt_status memcpy_async(nnrt_backend_instance *inst, void *dst, const void *src
       case NNRT_COPY_DEVICE_TO_DEVICE: k = cudaMemcpyDeviceToDevice; break;
       default: throw Failure(NNRT_ERR_INVALID_ARGUMENT, "unknown copy kind " + std::to_string(kind));
     }
-    use_device(inst->device);
     NNRT_CUDA(cudaMemcpyAsync(dst, src, bytes, k, to_cuda(stream)));
     return NNRT_OK;
   });
 }
 
 nnrt_status memset_async(nnrt_backend_instance *inst, void *dst, int value, size_t bytes, nnrt_stream *stream) {
-  return guarded("memset_async", [&] {
-    use_device(inst->device);
+  return on_instance(inst, "memset_async", [&] {
     NNRT_CUDA(cudaMemsetAsync(dst, value, bytes, to_cuda(stream)));
     return NNRT_OK;
   });
 }
 
 nnrt_status stream_create(nnrt_backend_instance *inst, nnrt_stream **out) {
-  return guarded("stream_create", [&] {
-    use_device(inst->device);
+  return on_instance(inst, "stream_create", [&] {
     cudaStream_t s = nullptr;
     NNRT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     *out = reinterpret_cast<nnrt_stream *>(s);
@@ -195,13 +268,12 @@ nnrt_status stream_create(nnrt_backend_instance *inst, nnrt_stream **out) {
 }
 
 void stream_destroy(nnrt_backend_instance *inst, nnrt_stream *stream) {
-  cudaSetDevice(inst->device);
+  DeviceScope scope(inst->device);
   cudaStreamDestroy(to_cuda(stream));
 }
 
 nnrt_status stream_synchronize(nnrt_backend_instance *inst, nnrt_stream *stream) {
-  return guarded("stream_synchronize", [&] {
-    use_device(inst->device);
+  return on_instance(inst, "stream_synchronize", [&] {
     NNRT_CUDA(cudaStreamSynchronize(to_cuda(stream)));
     return NNRT_OK;
   });
@@ -212,8 +284,7 @@ nnrt_status stream_synchronize(nnrt_backend_instance *inst, nnrt_stream *stream)
 inline cudaEvent_t to_cuda(nnrt_event *e) { return reinterpret_cast<cudaEvent_t>(e); }
 
 nnrt_status event_create(nnrt_backend_instance *inst, nnrt_event **out) {
-  return guarded("event_create", [&] {
-    use_device(inst->device);
+  return on_instance(inst, "event_create", [&] {
     cudaEvent_t e = nullptr;
     NNRT_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));  // an ordering point, not a clock
     *out = reinterpret_cast<nnrt_event *>(e);
@@ -222,29 +293,26 @@ nnrt_status event_create(nnrt_backend_instance *inst, nnrt_event **out) {
 }
 
 void event_destroy(nnrt_backend_instance *inst, nnrt_event *event) {
-  cudaSetDevice(inst->device);
+  DeviceScope scope(inst->device);
   cudaEventDestroy(to_cuda(event));
 }
 
 nnrt_status event_record(nnrt_backend_instance *inst, nnrt_event *event, nnrt_stream *stream) {
-  return guarded("event_record", [&] {
-    use_device(inst->device);
+  return on_instance(inst, "event_record", [&] {
     NNRT_CUDA(cudaEventRecord(to_cuda(event), to_cuda(stream)));
     return NNRT_OK;
   });
 }
 
 nnrt_status stream_wait_event(nnrt_backend_instance *inst, nnrt_stream *stream, nnrt_event *event) {
-  return guarded("stream_wait_event", [&] {
-    use_device(inst->device);
+  return on_instance(inst, "stream_wait_event", [&] {
     NNRT_CUDA(cudaStreamWaitEvent(to_cuda(stream), to_cuda(event), 0));
     return NNRT_OK;
   });
 }
 
 nnrt_status event_synchronize(nnrt_backend_instance *inst, nnrt_event *event) {
-  return guarded("event_synchronize", [&] {
-    use_device(inst->device);
+  return on_instance(inst, "event_synchronize", [&] {
     NNRT_CUDA(cudaEventSynchronize(to_cuda(event)));
     return NNRT_OK;
   });
@@ -274,18 +342,24 @@ int32_t supports(nnrt_backend_instance *, const nnrt_op_desc *desc) { return op_
 nnrt_status op_create(nnrt_backend_instance *inst, const nnrt_op_desc *desc, nnrt_backend_op **out,
                       size_t *workspace_bytes) {
   *out = nullptr;
-  use_device(inst->device);
+  if (inst->lost.load()) throw Failure(NNRT_ERR_BACKEND, inst->lost_reason, true);
+  DeviceScope scope(inst->device);
   auto op = std::make_unique<nnrt_backend_op>();
-  op->device = inst->device;
-  op->op = create_op(*inst, *desc);
+  op->inst = inst;
+  try {
+    scope.check();
+    op->op = create_op(*inst, *desc);
+  } catch (const Failure &e) {
+    if (e.context_lost) mark_lost(inst, e.what());
+    throw;
+  }
   *workspace_bytes = op->op->workspace_bytes();
   *out = op.release();
   return NNRT_OK;
 }
 
 nnrt_status op_run(nnrt_backend_op *op, const nnrt_op_args *args) {
-  return guarded("op_run", [&] {
-    use_device(op->device);
+  return on_instance(op->inst, "op_run", [&] {
     op->op->run(*args, to_cuda(args->stream));
     return NNRT_OK;
   });

@@ -1,5 +1,7 @@
 #include "cudnn_common.h"
 
+#include "device_support.h"
+
 namespace nnrt::cudnn {
 
 std::string cuda_error_text(cudaError_t e) {
@@ -8,7 +10,14 @@ std::string cuda_error_text(cudaError_t e) {
 
 void check_cuda(cudaError_t e, const char *call) {
   if (e == cudaSuccess) return;
-  cudaGetLastError();  // clear a sticky launch error so that the next call reports its own
+  if (cuda_error_loses_context(e)) {
+    throw Failure(NNRT_ERR_BACKEND,
+                  "the GPU's CUDA context is lost: " + cuda_error_text(e) + ", seen by " + call +
+                      ", which only surfaced it: an earlier kernel or copy on this device faulted. Every later call "
+                      "on this device fails the same way; the process must be restarted to use it again",
+                  true);
+  }
+  cudaGetLastError();  // clear a launch error that does not lose the context, so the next call reports its own
   throw Failure(e == cudaErrorMemoryAllocation ? NNRT_ERR_OUT_OF_MEMORY : NNRT_ERR_BACKEND,
                 std::string(call) + ": " + cuda_error_text(e));
 }

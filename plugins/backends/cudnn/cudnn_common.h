@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -22,11 +23,14 @@ namespace nnrt::cudnn {
 // A failure inside the backend, carried to the plugin kit's barrier around every table function,
 // which turns it into its status and a message.
 struct Failure : plugin_kit::Error {
-  Failure(nnrt_status s, const std::string &what) : plugin_kit::Error(s, what), status(s) {}
+  Failure(nnrt_status s, const std::string &what, bool lost = false)
+      : plugin_kit::Error(s, what), status(s), context_lost(lost) {}
   nnrt_status status;
+  bool context_lost;  // a CUDA error that leaves the process's context unusable (device_support.h)
 };
 
-// Throw a Failure naming the call that failed and the library's own text for the error.
+// Throw a Failure naming the call that failed and the library's own text for the error. A CUDA
+// error that loses the context says so, and that the call only surfaced it.
 void check_cuda(cudaError_t e, const char *call);
 void check_cublas(cublasStatus_t s, const char *call);
 void check_cudnn(cudnnStatus_t s, const char *call);
@@ -52,13 +56,16 @@ struct nnrt_backend_instance {
   int device = 0;
   std::string pci_bus_id;  // "0000:3B:00.0", for NVML; "" when CUDA did not say
   bool deterministic = false;
+  std::atomic<bool> lost{false};  // a call saw the context lost: every later call fails at once
+  std::string lost_reason;         // written once, before lost is set
+  std::mutex lost_mutex;
   cublasLtHandle_t cublaslt = nullptr;
   cudnnHandle_t cudnn = nullptr;
   std::mutex cudnn_mutex;  // a cuDNN handle has one stream at a time: runs that use it take turns
 };
 
 struct nnrt_backend_op {
-  int device = 0;
+  nnrt_backend_instance *inst = nullptr;
   std::unique_ptr<nnrt::cudnn::Op> op;
 };
 
