@@ -181,8 +181,11 @@ namespace {
 struct DeviceBuffer {
   const nnrt_backend_v1 *t = nullptr;
   nnrt_backend_instance *inst = nullptr;
-  void *ptr = nullptr;
+  void *ptr = nullptr;  // the allocation (or the caller's host data)
+  size_t offset = 0;    // where the operand starts in it (Case::offset_elements)
   bool owned = false;
+  std::vector<unsigned char> host_copy;  // a host backend's shifted copy, when offset > 0
+  void *at() const { return static_cast<char *>(ptr) + offset; }
   ~DeviceBuffer() {
     if (owned && ptr) t->mem_free(inst, ptr);
   }
@@ -240,33 +243,42 @@ std::string Device::run_once(const Case &c, nnrt_backend_op *op, const Workspace
   const bool host = host_memory();
   const int ni = c.desc.n_inputs, no = c.desc.n_outputs;
   std::vector<DeviceBuffer> in(static_cast<size_t>(ni)), out(static_cast<size_t>(no));
-  auto to_device = [&](DeviceBuffer &b, const void *data, size_t n) -> std::string {
+  auto to_device = [&](DeviceBuffer &b, const HostTensor &h, const void *data, size_t n) -> std::string {
     b.t = table_;
     b.inst = instance_;
+    b.offset = static_cast<size_t>(c.offset_elements) * dtype_size(h.desc().dtype);
     if (host) {
-      b.ptr = const_cast<void *>(data);
+      if (b.offset == 0) {
+        b.ptr = const_cast<void *>(data);
+        return "";
+      }
+      b.host_copy.assign(b.offset + n, 0);
+      if (n) std::memcpy(b.host_copy.data() + b.offset, data, n);
+      b.ptr = b.host_copy.data();
       return "";
     }
-    if (table_->mem_alloc(instance_, n ? n : 1, &b.ptr) != NNRT_OK) return "mem_alloc failed";
+    if (table_->mem_alloc(instance_, b.offset + n ? b.offset + n : 1, &b.ptr) != NNRT_OK) return "mem_alloc failed";
     b.owned = true;
-    if (n && table_->memcpy_async(instance_, b.ptr, data, n, NNRT_COPY_HOST_TO_DEVICE, stream_) != NNRT_OK)
+    if (n && table_->memcpy_async(instance_, b.at(), data, n, NNRT_COPY_HOST_TO_DEVICE, stream_) != NNRT_OK)
       return "memcpy to the device failed";
     return "";
   };
   std::string err;
-  for (int i = 0; i < no && err.empty(); ++i) err = to_device(out[i], outputs[i].data(), outputs[i].nbytes());
+  for (int i = 0; i < no && err.empty(); ++i)
+    err = to_device(out[i], outputs[i], outputs[i].data(), outputs[i].nbytes());
   for (int i = 0; i < ni && err.empty(); ++i) {
     if (i == c.alias_input) {
       in[i].ptr = out[0].ptr;  // the in-place buffer, holding the input's data
+      in[i].offset = out[0].offset;
       continue;
     }
-    err = to_device(in[i], inputs[i].data(), inputs[i].nbytes());
+    err = to_device(in[i], inputs[i], inputs[i].data(), inputs[i].nbytes());
   }
   if (err.empty()) {
     std::vector<const void *> in_ptrs;
     std::vector<void *> out_ptrs;
-    for (auto &b : in) in_ptrs.push_back(b.ptr);
-    for (auto &b : out) out_ptrs.push_back(b.ptr);
+    for (auto &b : in) in_ptrs.push_back(b.at());
+    for (auto &b : out) out_ptrs.push_back(b.at());
     nnrt_op_args args;
     std::memset(&args, 0, sizeof args);
     args.struct_size = sizeof args;
@@ -282,9 +294,14 @@ std::string Device::run_once(const Case &c, nnrt_backend_op *op, const Workspace
     nnrt_status s = table_->op_run(op, &args);
     if (s != NNRT_OK) err = "op_run failed (" + std::to_string(s) + "): " + nnrt::test::take_backend_error();
   }
+  if (err.empty() && host) {
+    for (int i = 0; i < no; ++i)
+      if (!out[i].host_copy.empty() && outputs[i].nbytes())
+        std::memcpy(outputs[i].data(), out[i].at(), outputs[i].nbytes());
+  }
   if (err.empty() && !host) {
     for (int i = 0; i < no && err.empty(); ++i)
-      if (outputs[i].nbytes() && table_->memcpy_async(instance_, outputs[i].data(), out[i].ptr, outputs[i].nbytes(),
+      if (outputs[i].nbytes() && table_->memcpy_async(instance_, outputs[i].data(), out[i].at(), outputs[i].nbytes(),
                                                       NNRT_COPY_DEVICE_TO_HOST, stream_) != NNRT_OK)
         err = "memcpy from the device failed";
     if (err.empty() && table_->stream_synchronize(instance_, stream_) != NNRT_OK) err = "stream_synchronize failed";

@@ -37,6 +37,9 @@ struct Case {
   // magnitude_input k, |input k| at the same element (an op that multiplies it by a computed factor).
   bool linear_magnitudes = false;
   int magnitude_input = -1;
+  // Every operand starts this many elements into its allocation, as a view inside a buffer does
+  // (an LSTM gate's slice, an API slice): kernels must not assume more than element alignment.
+  int offset_elements = 0;
   uint64_t seed = 0;        // for the input data
 };
 

@@ -4,6 +4,8 @@
 
 #include "cases.h"
 
+#include <tuple>
+
 namespace nnrt::conformance {
 namespace {
 
@@ -103,6 +105,17 @@ void add_matmul_cases(Picker &p, std::vector<Case> &out) {
     c.input_fills[0] = Fill::Special(-1, 1);
     c.linear_magnitudes = true;  // finite results may come from cancelling +-3e9 or 1e30 terms
     c.name += "/nan-inf";
+    out.push_back(c);
+  }
+  // Operands one element into their allocations (their own picker, as above): cuBLASLt's
+  // algorithms may assume 256-byte aligned pointers unless told otherwise.
+  Picker r(2048);
+  for (auto [t, s, bias] : {std::tuple{NNRT_DTYPE_F32, MatmulShape{{}, 64, 784, 33}, true},
+                            std::tuple{NNRT_DTYPE_F32, MatmulShape{{3}, 17, 64, 31}, false},
+                            std::tuple{NNRT_DTYPE_BF16, MatmulShape{{}, 8, 64, 512}, true}}) {
+    Case c = matmul_case(r, t, s, kFused[1], bias, false, &rows);
+    c.offset_elements = 1;
+    c.name += "/offset1";
     out.push_back(c);
   }
 }

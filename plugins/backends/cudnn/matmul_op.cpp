@@ -1,11 +1,19 @@
 // MATMUL through cuBLASLt: the descriptors, layouts and algorithm are chosen once, at op creation
 // (matmul_params.h says how), and each run is one cublasLtMatmul call, plus an activation kernel
 // for fused activations cuBLASLt's epilogues do not compute exactly as nnrt defines them.
+//
+// The algorithm chosen at creation may assume 256-byte aligned operands (cuBLASLt's default). A
+// run whose operands are less aligned (views that start inside an allocation) takes another
+// algorithm, asked for with those alignments the first time they are seen and kept, within the
+// same workspace; a less aligned bias is copied to an aligned place in the workspace first.
 #include <cstring>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 #include "kernels.h"
 #include "matmul_params.h"
+#include "nnrt/kernels/dtype_info.h"
 #include "ops.h"
 
 namespace nnrt::cudnn {
@@ -27,7 +35,8 @@ void set_layout(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t attr, 
 
 class MatmulOp final : public Op {
  public:
-  MatmulOp(const nnrt_backend_instance &inst, const nnrt_op_desc &d) : handle_(inst.cublaslt), desc_(d) {
+  MatmulOp(const nnrt_backend_instance &inst, const nnrt_op_desc &d)
+      : handle_(inst.cublaslt), desc_(d), deterministic_(inst.deterministic) {
     std::string why = translate_matmul(d, false, &p_);
     if (!why.empty()) throw Failure(NNRT_ERR_UNSUPPORTED, why);
     try {
@@ -39,7 +48,7 @@ class MatmulOp final : public Op {
   }
   ~MatmulOp() override { release(); }
 
-  size_t workspace_bytes() const override { return workspace_; }
+  size_t workspace_bytes() const override { return p_.bias ? bias_offset_ + bias_bytes_ : workspace_; }
 
   void run(const nnrt_op_args &args, cudaStream_t stream) const override {
     // The bias pointer lives in the shared matmul descriptor: calls with a bias take turns.
@@ -47,6 +56,12 @@ class MatmulOp final : public Op {
     if (p_.bias) {
       lock.lock();
       const void *bias = args.inputs[2];
+      if (pointer_alignment(bias) < kLtBiasAlignment) {
+        void *aligned_bias = static_cast<char *>(args.workspace) + bias_offset_;
+        check_cuda(cudaMemcpyAsync(aligned_bias, bias, bias_bytes_, cudaMemcpyDeviceToDevice, stream),
+                   "copy the bias to an aligned place");
+        bias = aligned_bias;
+      }
       check_cublas(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
                    "set the bias pointer");
     }
@@ -55,9 +70,11 @@ class MatmulOp final : public Op {
     const bool f64 = p_.scale_type == CUDA_R_64F;
     const void *alpha = f64 ? static_cast<const void *>(&one_d) : &one_f;
     const void *beta = f64 ? static_cast<const void *>(&zero_d) : &zero_f;
+    const LtAlignment alignment = lt_alignment(args.inputs[0], args.inputs[1], args.outputs[0]);
+    const cublasLtMatmulAlgo_t algo = alignment.is_default() ? algo_ : algo_for(alignment);
     // cuBLASLt's A is nnrt's b and its B nnrt's a (see matmul_params.h).
     check_cublas(cublasLtMatmul(handle_, op_, alpha, args.inputs[1], a_, args.inputs[0], b_, beta, args.outputs[0], d_,
-                                args.outputs[0], d_, &algo_, args.workspace, args.workspace_bytes, stream),
+                                args.outputs[0], d_, &algo, args.workspace, workspace_, stream),
                  "cublasLtMatmul");
     if (p_.post_activation) {
       check_cuda(gpu::unary(p_.post_activation, desc_.outputs[0].dtype, args.outputs[0], args.outputs[0],
@@ -99,6 +116,10 @@ class MatmulOp final : public Op {
     if (found < 1) throw Failure(NNRT_ERR_UNSUPPORTED, "cuBLASLt has no algorithm for this matmul");
     algo_ = result.algo;
     workspace_ = result.workspaceSize;
+    if (p_.bias) {
+      bias_offset_ = (workspace_ + kLtDefaultAlignment - 1) / kLtDefaultAlignment * kLtDefaultAlignment;
+      bias_bytes_ = static_cast<size_t>(desc_.inputs[2].dims[0]) * kernels::dtype_size(desc_.inputs[2].dtype);
+    }
 
     if (p_.post_activation) {
       const nnrt_tensor_desc &c = desc_.outputs[0];
@@ -106,6 +127,42 @@ class MatmulOp final : public Op {
       std::memset(&post_index_, 0, sizeof post_index_);
       post_count_ = kernels::make_strided_index<2>(c.ndim, c.dims, strides, &post_index_);
     }
+  }
+
+  // The algorithm for operands of these alignments: asked of cuBLASLt's heuristics the first time,
+  // within the workspace the op already has, then kept.
+  cublasLtMatmulAlgo_t algo_for(const LtAlignment &alignment) const {
+    std::lock_guard<std::mutex> lock(plans_mutex_);
+    for (const auto &[known, algo] : aligned_algos_)
+      if (known == alignment) return algo;
+    cublasLtMatmulPreference_t pref = nullptr;
+    check_cublas(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+    cublasLtMatmulHeuristicResult_t result;
+    std::memset(&result, 0, sizeof result);
+    int found = 0;
+    cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
+    const uint32_t alignments[4] = {alignment.a, alignment.b, alignment.d, alignment.d};
+    const cublasLtMatmulPreferenceAttributes_t attributes[4] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    size_t max_ws = workspace_;
+    s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws, sizeof max_ws);
+    for (int i = 0; i < 4 && s == CUBLAS_STATUS_SUCCESS; ++i)
+      s = cublasLtMatmulPreferenceSetAttribute(pref, attributes[i], &alignments[i], sizeof alignments[i]);
+    if (s == CUBLAS_STATUS_SUCCESS && deterministic_) {
+      uint32_t mask = CUBLASLT_REDUCTION_SCHEME_NONE;
+      s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof mask);
+    }
+    if (s == CUBLAS_STATUS_SUCCESS)
+      s = cublasLtMatmulAlgoGetHeuristic(handle_, op_, a_, b_, d_, d_, pref, 1, &result, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    check_cublas(s, "cublasLtMatmulAlgoGetHeuristic (operands less aligned than 256 bytes)");
+    if (found < 1)
+      throw Failure(NNRT_ERR_UNSUPPORTED, "cuBLASLt has no algorithm for this matmul with operands aligned to " +
+                                              std::to_string(alignment.a) + ", " + std::to_string(alignment.b) +
+                                              " and " + std::to_string(alignment.d) + " bytes");
+    aligned_algos_.emplace_back(alignment, result.algo);
+    return result.algo;
   }
 
   void make_layout(const LtMatrix &m, cublasLtMatrixLayout_t *out) {
@@ -135,7 +192,11 @@ class MatmulOp final : public Op {
   cublasLtMatmulPreference_t pref_ = nullptr;
   cublasLtMatmulAlgo_t algo_{};
   size_t workspace_ = 0;
+  size_t bias_offset_ = 0, bias_bytes_ = 0;  // the aligned copy of a less aligned bias, in the workspace
+  bool deterministic_;
   mutable std::mutex bias_mutex_;
+  mutable std::mutex plans_mutex_;
+  mutable std::vector<std::pair<LtAlignment, cublasLtMatmulAlgo_t>> aligned_algos_;
   gpu::Index2 post_index_{};
   int64_t post_count_ = 0;
 };

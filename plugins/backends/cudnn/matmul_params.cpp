@@ -120,4 +120,15 @@ std::string translate_matmul(const nnrt_op_desc &d, bool tf32, MatmulParams *p) 
   return "";
 }
 
+uint32_t pointer_alignment(const void *p) {
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  uint32_t alignment = 1;
+  while (alignment < kLtDefaultAlignment && address % (alignment * 2) == 0) alignment *= 2;
+  return alignment;
+}
+
+LtAlignment lt_alignment(const void *a, const void *b, const void *c) {
+  return LtAlignment{pointer_alignment(b), pointer_alignment(a), pointer_alignment(c)};
+}
+
 }  // namespace nnrt::cudnn

@@ -36,6 +36,23 @@ struct MatmulParams {
   int32_t post_activation = 0;  // nnrt_unary_alg run on c afterwards, 0 for none
 };
 
+// The pointer alignments cuBLASLt's algorithms may rely on. Its heuristics assume 256 bytes for
+// A, B, C and D unless told less, and an algorithm chosen so faults (cudaErrorMisalignedAddress,
+// which loses the context) on a view that starts inside an allocation: an LSTM gate's slice, an
+// API slice. Each operand's alignment is the largest power of two, up to 256, dividing its address.
+constexpr uint32_t kLtDefaultAlignment = 256;
+struct LtAlignment {
+  uint32_t a = kLtDefaultAlignment, b = kLtDefaultAlignment, d = kLtDefaultAlignment;  // cuBLASLt's A, B, C=D
+  bool operator==(const LtAlignment &o) const { return a == o.a && b == o.b && d == o.d; }
+  bool is_default() const { return a == kLtDefaultAlignment && b == kLtDefaultAlignment && d == kLtDefaultAlignment; }
+};
+uint32_t pointer_alignment(const void *p);
+// cuBLASLt's A is nnrt's b, its B nnrt's a, its D nnrt's c.
+LtAlignment lt_alignment(const void *a, const void *b, const void *c);
+// A fused bias is read with vector loads and has no alignment preference: one less aligned than
+// this is copied to an aligned place in the workspace first.
+constexpr uint32_t kLtBiasAlignment = 16;
+
 // Fills *p; returns "" or why this descriptor does not map onto one cuBLASLt call. tf32 lets f32
 // matmuls use TF32 tensor cores (off by default: results then match the CPU backends to f32 rounding).
 std::string translate_matmul(const nnrt_op_desc &desc, bool tf32, MatmulParams *p);

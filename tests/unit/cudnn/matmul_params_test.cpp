@@ -155,5 +155,26 @@ TEST(MatmulParams, WhatOneCallCannotDoIsRefusedWithAReason) {
                                     tensor(F32, {2, 4}, {4, 1})), false, &p), "");
 }
 
+TEST(MatmulAlignment, LargestPowerOfTwoUpTo256) {
+  alignas(256) static char block[1024];
+  EXPECT_EQ(pointer_alignment(block), 256u);
+  EXPECT_EQ(pointer_alignment(block + 512), 256u);  // capped: cuBLASLt's default is the most it asks
+  EXPECT_EQ(pointer_alignment(block + 4), 4u);      // one f32 into an allocation
+  EXPECT_EQ(pointer_alignment(block + 2), 2u);      // one f16
+  EXPECT_EQ(pointer_alignment(block + 48), 16u);
+  EXPECT_EQ(pointer_alignment(block + 1), 1u);
+}
+
+TEST(MatmulAlignment, CublasOperandsAreNnrtsSwapped) {
+  alignas(256) static char block[1024];
+  // nnrt's a is cuBLASLt's B, nnrt's b its A, c its C and D.
+  LtAlignment al = lt_alignment(block + 8, block + 32, block + 256);
+  EXPECT_EQ(al.a, 32u);
+  EXPECT_EQ(al.b, 8u);
+  EXPECT_EQ(al.d, 256u);
+  EXPECT_FALSE(al.is_default());
+  EXPECT_TRUE(lt_alignment(block, block + 256, block + 512).is_default());
+}
+
 }  // namespace
 }  // namespace nnrt::cudnn
