@@ -198,8 +198,10 @@ NNRT_API size_t nnrt_dtype_size(nnrt_dtype t);
 **   "default_dtype"  "f32" (default), "f16" or "bf16": the floating-point type models compute in.
 **   "cache"          {"max_cached_bytes": n, "max_block_bytes": n, "max_total_bytes": n}: the memory
 **                    cache (one per device) keeps at most n bytes of freed blocks for reuse, and
-**                    never caches a block larger than max_block_bytes. Defaults: 1 GiB and 256 MiB.
-**                    0 disables caching. max_total_bytes is a hard limit on the memory in use plus
+**                    never caches a block larger than max_block_bytes. Defaults: 1 GiB and 256 MiB
+**                    for host memory; a GPU's cache, when neither is given, keeps every freed block
+**                    (both limits are the device's memory) and frees them only when an allocation
+**                    fails, before it is tried again, and with the context. 0 disables caching. max_total_bytes is a hard limit on the memory in use plus
 **                    cached (default 0: none); past it an allocation, after the cache is freed and
 **                    it is tried again, fails with NNRT_ERR_OUT_OF_MEMORY, whose message names the
 **                    bytes asked for, in use and cached.

@@ -82,6 +82,7 @@ ContextOptions ContextOptions::parse(const char *text) {
   else fail(NNRT_ERR_INVALID_ARGUMENT, "options.default_dtype: expected \"f32\", \"f16\" or \"bf16\", got \"", dt, "\"");
   if (r.has("cache")) {
     JsonReader c = r.get_object("cache");
+    o.cache.defaults = !c.has("max_cached_bytes") && !c.has("max_block_bytes");
     o.cache.max_cached_bytes = static_cast<size_t>(c.get_int("max_cached_bytes", static_cast<int64_t>(o.cache.max_cached_bytes), 0));
     o.cache.max_block_bytes = static_cast<size_t>(c.get_int("max_block_bytes", static_cast<int64_t>(o.cache.max_block_bytes), 0));
     o.cache.max_total_bytes = static_cast<size_t>(c.get_int("max_total_bytes", 0, 0));

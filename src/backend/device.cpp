@@ -1,11 +1,27 @@
 #include "backend/device.h"
 
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 
 #include "core/error.h"
 
 namespace nnrt::backend {
+
+namespace {
+
+// The device's memory in bytes, from its properties; 0 when the backend does not say.
+size_t device_memory_bytes(const nnrt_backend_v1 &table, int32_t index) {
+  nnrt_device_props props{};
+  props.struct_size = sizeof props;
+  if (table.device_props(index, &props) != NNRT_OK) {
+    take_backend_error();
+    return 0;
+  }
+  return static_cast<size_t>(props.memory_bytes);
+}
+
+}  // namespace
 
 std::shared_ptr<Device> Device::open(const BackendInfo &backend, int32_t index, std::shared_ptr<ThreadPool> pool,
                                      bool deterministic, std::shared_ptr<MemoryCache> host_cache,
@@ -50,12 +66,16 @@ std::shared_ptr<Device> Device::open(const BackendInfo &backend, int32_t index, 
           fail(s, name, ": could not allocate ", bytes, " bytes of device memory", detail.empty() ? "" : ": ", detail);
         },
         [inst, t](void *p) { t->mem_free(inst, p); },
-        0,
+        device_memory_bytes(*d->table_, index),
         // Queued on the device's stream, ahead of any work that will use the block.
         [inst, t, stream = d->stream_](void *p, size_t bytes, int value) {
           if (t->memset_async(inst, p, value, bytes, stream) != NNRT_OK) take_backend_error();
         },
     };
+    if (limits.defaults) {
+      const size_t keep_all = source.capacity ? source.capacity : SIZE_MAX;
+      limits.max_cached_bytes = limits.max_block_bytes = keep_all;
+    }
     d->memory_ = std::make_shared<MemoryCache>(std::move(source), limits);
   }
   return d;

@@ -26,6 +26,11 @@ struct CacheLimits {
   size_t max_cached_bytes = size_t(1) << 30;
   size_t max_block_bytes = size_t(256) << 20;
   size_t max_total_bytes = 0;  // 0: no hard limit
+  // Neither max_cached_bytes nor max_block_bytes was chosen. The defaults above are the host's;
+  // a device cache then keeps every freed block, up to the device's memory (Device::open), so that
+  // a step's large blocks are not given back to the driver (cudaFree waits for the device) and
+  // asked for again every step. It frees them when an allocation fails, or with the context.
+  bool defaults = true;
 };
 
 struct CacheStats {

@@ -38,6 +38,28 @@ int main(void) {
   CHECK_STATUS(nnrt_context_create("{\"backend\": \"fakegpu\", \"device\": 1}", &ctx), NNRT_ERR_NO_DEVICE,
                "device 1 does not exist");
 
+  /* The device's cache keeps every freed block (its limits are the device's 1 GiB of memory) unless
+  ** limits are given; then it keeps the given ones, and the host's defaults for the other. */
+  CHECK_OK(nnrt_context_create("{\"backend\": \"fakegpu\"}", &ctx));
+  d = c_test_describe(ctx);
+  CHECK(strstr(d, "\"max_cached_bytes\":1073741824") != NULL);
+  CHECK(strstr(d, "\"max_block_bytes\":1073741824") != NULL);
+  free(d);
+  nnrt_context_release(ctx);
+  CHECK_OK(nnrt_context_create("{\"backend\": \"fakegpu\", \"cache\": {\"max_cached_bytes\": 4096}}", &ctx));
+  d = c_test_describe(ctx);
+  CHECK(strstr(d, "\"max_cached_bytes\":4096") != NULL);
+  CHECK(strstr(d, "\"max_block_bytes\":268435456") != NULL);
+  free(d);
+  nnrt_context_release(ctx);
+  /* A hard limit alone leaves the device's keep-everything defaults. */
+  CHECK_OK(nnrt_context_create("{\"backend\": \"fakegpu\", \"cache\": {\"max_total_bytes\": 65536}}", &ctx));
+  d = c_test_describe(ctx);
+  CHECK(strstr(d, "\"max_block_bytes\":1073741824") != NULL);
+  CHECK(strstr(d, "\"max_total_bytes\":65536") != NULL);
+  free(d);
+  nnrt_context_release(ctx);
+
   /* Strict: an op the fake GPU cannot run is an error instead of a fallback. */
   CHECK_OK(nnrt_context_create("{\"backend\": \"fakegpu\", \"strict\": true}", &ctx));
   {
