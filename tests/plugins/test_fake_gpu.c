@@ -5,6 +5,18 @@
 
 #include "../c/c_test.h"
 
+/* A context made with `options` describes its cache with both texts in it. */
+static void cache_limits_are(const char *options, const char *one, const char *other) {
+  nnrt_context *ctx = NULL;
+  char *d;
+  CHECK_OK(nnrt_context_create(options, &ctx));
+  d = c_test_describe(ctx);
+  CHECK(strstr(d, one) != NULL);
+  CHECK(strstr(d, other) != NULL);
+  free(d);
+  nnrt_context_release(ctx);
+}
+
 int main(void) {
   nnrt_context *ctx = NULL;
   char *d;
@@ -39,26 +51,13 @@ int main(void) {
                "device 1 does not exist");
 
   /* The device's cache keeps every freed block (its limits are the device's 1 GiB of memory) unless
-  ** limits are given; then it keeps the given ones, and the host's defaults for the other. */
-  CHECK_OK(nnrt_context_create("{\"backend\": \"fakegpu\"}", &ctx));
-  d = c_test_describe(ctx);
-  CHECK(strstr(d, "\"max_cached_bytes\":1073741824") != NULL);
-  CHECK(strstr(d, "\"max_block_bytes\":1073741824") != NULL);
-  free(d);
-  nnrt_context_release(ctx);
-  CHECK_OK(nnrt_context_create("{\"backend\": \"fakegpu\", \"cache\": {\"max_cached_bytes\": 4096}}", &ctx));
-  d = c_test_describe(ctx);
-  CHECK(strstr(d, "\"max_cached_bytes\":4096") != NULL);
-  CHECK(strstr(d, "\"max_block_bytes\":268435456") != NULL);
-  free(d);
-  nnrt_context_release(ctx);
-  /* A hard limit alone leaves the device's keep-everything defaults. */
-  CHECK_OK(nnrt_context_create("{\"backend\": \"fakegpu\", \"cache\": {\"max_total_bytes\": 65536}}", &ctx));
-  d = c_test_describe(ctx);
-  CHECK(strstr(d, "\"max_block_bytes\":1073741824") != NULL);
-  CHECK(strstr(d, "\"max_total_bytes\":65536") != NULL);
-  free(d);
-  nnrt_context_release(ctx);
+  ** limits are given; then it keeps the given ones, and the host's defaults for the other. A hard
+  ** limit alone leaves the keep-everything defaults. */
+  cache_limits_are("{\"backend\": \"fakegpu\"}", "\"max_cached_bytes\":1073741824", "\"max_block_bytes\":1073741824");
+  cache_limits_are("{\"backend\": \"fakegpu\", \"cache\": {\"max_cached_bytes\": 4096}}", "\"max_cached_bytes\":4096",
+                   "\"max_block_bytes\":268435456");
+  cache_limits_are("{\"backend\": \"fakegpu\", \"cache\": {\"max_total_bytes\": 65536}}",
+                   "\"max_block_bytes\":1073741824", "\"max_total_bytes\":65536");
 
   /* Strict: an op the fake GPU cannot run is an error instead of a fallback. */
   CHECK_OK(nnrt_context_create("{\"backend\": \"fakegpu\", \"strict\": true}", &ctx));
