@@ -1,7 +1,8 @@
 // CONV2D, CONV2D_BACKWARD_DATA and CONV2D_BACKWARD_WEIGHTS through the cuDNN 9 backend (graph) API:
 // at op creation a graph of one convolution operation is built (conv_params.h), cuDNN's
 // heuristics rank the engine configurations (mode A, then the fallback list), and the first that
-// engine_refusal allows and that finalizes into an execution plan is kept. A run copies staged
+// engine_refusal allows, that finalizes into an execution plan and whose workspace is within the
+// limit (an eighth of the device's memory, at most 1 GiB; else the plan needing least) is kept. A run copies staged
 // operands into their packed buffers, executes the plan with a variant pack of the data pointers
 // and the workspace the host gives, and copies a staged output back. The workspace holds cuDNN's
 // own workspace, then one packed buffer per staged operand (zeroed first where the padding is
@@ -242,7 +243,14 @@ class ConvOp final : public Op {
     std::vector<Desc> configs = ranked_configs(graph, CUDNN_HEUR_MODE_A);
     for (Desc &config : ranked_configs(graph, CUDNN_HEUR_MODE_FALLBACK)) configs.push_back(std::move(config));
     std::string last = "no engine configuration";
-    for (Desc &config : configs) {
+    // The first plan, in cuDNN's order, whose workspace fits the limit; else the one that needs
+    // the least (an engine may ask for gigabytes that the run's allocation would then fail on).
+    const int64_t limit = workspace_limit();
+    std::unique_ptr<Desc> smallest_plan;
+    int64_t smallest = -1;
+    size_t smallest_config = 0;
+    for (size_t i = 0; i < configs.size(); ++i) {
+      Desc &config = configs[i];
       std::string refusal = config_refusal(config, p, inst_.deterministic);
       if (!refusal.empty()) {
         last = refusal;
@@ -256,14 +264,42 @@ class ConvOp final : public Op {
         last = cudnnGetErrorString(s);
         continue;
       }
-      int64_t n = 0;
+      int64_t n = 0, bytes = 0;
       NNRT_CUDNN(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
-                                          &n, &workspace_));
-      keep_.push_back(std::move(config));
-      plan_ = std::make_unique<Desc>(std::move(plan));
+                                          &n, &bytes));
+      if (bytes <= limit) {
+        workspace_ = bytes;
+        keep_.push_back(std::move(config));
+        plan_ = std::make_unique<Desc>(std::move(plan));
+        return;
+      }
+      last = "every engine's workspace is over the limit of " + std::to_string(limit) + " bytes";
+      if (smallest < 0 || bytes < smallest) {
+        smallest = bytes;
+        smallest_config = i;
+        smallest_plan = std::make_unique<Desc>(std::move(plan));
+      }
+    }
+    if (smallest_plan) {
+      workspace_ = smallest;
+      keep_.push_back(std::move(configs[smallest_config]));
+      plan_ = std::move(smallest_plan);
       return;
     }
     throw Failure(NNRT_ERR_UNSUPPORTED, "cuDNN has no execution plan for this convolution (" + last + ")");
+  }
+
+  // The most workspace a plan may ask for before a smaller one is preferred: an eighth of the
+  // device's memory, at most 1 GiB.
+  static int64_t workspace_limit() {
+    constexpr int64_t kMost = int64_t(1) << 30;
+    size_t free_bytes = 0, total_bytes = 0;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+      cudaGetLastError();
+      return kMost;
+    }
+    const int64_t eighth = static_cast<int64_t>(total_bytes / 8);
+    return eighth < kMost ? eighth : kMost;
   }
 
   std::vector<Desc> ranked_configs(const Desc &graph, cudnnBackendHeurMode_t mode) {
