@@ -2,9 +2,9 @@
 // at op creation a graph of one convolution operation is built (conv_params.h), cuDNN's
 // heuristics rank the engine configurations (mode A, then the fallback list), and the first that
 // engine_refusal allows, that finalizes into an execution plan and whose workspace is within the
-// limit (an eighth of the device's memory, at most 1 GiB; else the plan needing least) is kept. A run copies staged
-// operands into their packed buffers, executes the plan with a variant pack of the data pointers
-// and the workspace the host gives, and copies a staged output back. The workspace holds cuDNN's
+// limit (an eighth of the device's memory, at most 1 GiB; else the plan needing least) is kept.
+// A run copies staged operands into their packed buffers, executes the plan with a variant pack of
+// the data pointers and the workspace the host gives, and copies a staged output back. The workspace holds cuDNN's
 // own workspace, then one packed buffer per staged operand (zeroed first where the padding is
 // written out in it), then, for an input gradient, a device flag.
 //
