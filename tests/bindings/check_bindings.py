@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks that each binding (Rust, Go, C#) keeps up with libnnrt's C API.
+"""Checks that each binding (Rust, Go, C#, Python) keeps up with libnnrt's C API.
 
     check_bindings.py SOURCE_ROOT LIBNNRT
 
@@ -18,7 +18,8 @@ What counts as a declaration, per binding:
             .h/.c file, counting the first argument of NNRT_GO_STRING_SHIM, and `C.nnrt_x(...)` in Go
             code when nnrt_x is an API function (a type conversion such as C.nnrt_dtype(d) looks the
             same, and a missing function would not compile anyway); nnrt_go_* are the binding's own;
-  - csharp: an extern method under [DllImport] in src/*.cs (its EntryPoint when it has one).
+  - csharp: an extern method under [DllImport] in src/*.cs (its EntryPoint when it has one);
+  - python: a `_declare("nnrt_x", ...)` call (its ctypes signature) in nnrt/*.py.
 Prints every problem, naming the binding and the function, then a count line (scripts/test_summary.py)
 and exits 1 when anything failed."""
 import os
@@ -26,7 +27,7 @@ import re
 import subprocess
 import sys
 
-BINDINGS = ("rust", "go", "csharp")
+BINDINGS = ("rust", "go", "csharp", "python")
 LEFT_OUT = "left_out.txt"
 
 C_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
@@ -38,6 +39,7 @@ GO_STRING_SHIM = re.compile(r"\bNNRT_GO_STRING_SHIM\(\s*(nnrt_\w+)")
 GO_C_CALL = re.compile(r"\bC\.(nnrt_\w+)\s*\(")
 CSHARP_IMPORT = re.compile(r"\[DllImport\(([^\]]*)\)\]\s*(?:\w+\s+)*?extern\s+[\w.\[\]]+\s+(\w+)\s*\(")
 CSHARP_ENTRY_POINT = re.compile(r'\bEntryPoint\s*=\s*"(\w+)"')
+PYTHON_DECLARE = re.compile(r'^\s*_declare\(\s*"(nnrt_\w+)"', re.M)
 
 
 def read(path):
@@ -128,11 +130,20 @@ def csharp_declarations(binding_dir, api):
     return declared
 
 
-DECLARATIONS = {"rust": rust_declarations, "go": go_declarations, "csharp": csharp_declarations}
+def python_declarations(binding_dir, api):
+    declared = set()
+    for path in files_in(os.path.join(binding_dir, "nnrt"), (".py",)):
+        declared |= set(PYTHON_DECLARE.findall(read(path)))
+    return declared
+
+
+DECLARATIONS = {"rust": rust_declarations, "go": go_declarations, "csharp": csharp_declarations,
+                "python": python_declarations}
 WHERE = {
     "rust": "an extern \"C\" fn in src/sys.rs",
     "go": "a cgo shim in capi_*.go",
     "csharp": "a [DllImport] in src/Native.cs",
+    "python": "a _declare line in nnrt/_capi.py",
 }
 
 

@@ -54,6 +54,12 @@ internal static class Native
     internal static extern IntPtr B();
 }
 """,
+    "bindings/python/nnrt/_capi.py": """
+# _declare("nnrt_old", None, []) commented out: no declaration.
+_declare("nnrt_a", STATUS, [c_void_p, c_int32])
+_declare(
+    "nnrt_b", c_char_p, [])
+""",
 }
 LEFT_OUT = "# why\nnnrt_backend_only: the plugin ABI\n"
 
@@ -109,6 +115,9 @@ renamed = problems({"bindings/csharp/src/Native.cs": FILES["bindings/csharp/src/
     'EntryPoint = "nnrt_b"', 'EntryPoint = "nnrt_c"')})
 expect("a C# entry point renamed", renamed, "csharp", "csharp: does not declare nnrt_b")
 expect("a C# import of a missing function", renamed, "csharp", "declares nnrt_c, which libnnrt does not export")
+expect("a Python declaration removed", problems({"bindings/python/nnrt/_capi.py": FILES[
+    "bindings/python/nnrt/_capi.py"].replace('_declare("nnrt_a", STATUS, [c_void_p, c_int32])', "")}), "python",
+    "python: does not declare nnrt_a", "bindings/python/left_out.txt")
 expect("a left-out function that no longer exists", problems(
     {"bindings/rust/left_out.txt": LEFT_OUT + "nnrt_gone: was removed\n"}), "rust",
     "rust: bindings/rust/left_out.txt lists nnrt_gone, which libnnrt no longer has")

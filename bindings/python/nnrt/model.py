@@ -1,0 +1,145 @@
+"""Models: networks built from JSON configs, loaded from checkpoints or imported from ONNX."""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _capi
+from ._core import (Handle, Interruptible, Options, Ref, check, new_ref, options_json, path_bytes, read_json,
+                    read_value)
+from .array import Array, from_numpy
+from .dataset import Dataset, from_arrays
+from .evaluation import Evaluation
+
+if TYPE_CHECKING:
+    from .trainer import Trainer  # trainer.py imports this module
+
+
+class Model(Handle):
+    """A network and its parameters (nnrt_model). Made by Context.model(), Context.load_model() and
+    Context.import_onnx(). predict and evaluate may run from many threads at once, also while a
+    trainer trains the model. The model keeps its context alive."""
+
+    _kind = "model"
+
+    def __init__(self, ref: Ref, ctx: Ref):
+        super().__init__(ref)
+        self._ctx = ctx  # to make input arrays
+
+    # --- inference ----------------------------------------------------------------------------------
+    def predict(self, x: Any) -> np.ndarray:
+        """The model's first output for the batch `x` [N, <input shape>] (NumPy, any numeric dtype,
+        or an Array), as a float32 NumPy array [N, <output shape>]: class probabilities for a softmax
+        output. Copies: x into an nnrt array, the output into NumPy (see predict_array to keep it)."""
+        return self.predict_array(x).numpy()
+
+    def predict_array(self, x: Any) -> Array:
+        """As predict, returning the output as an nnrt Array (no copy back to the host)."""
+        arr = x if isinstance(x, Array) else from_numpy(self._ctx, x)
+        out = ctypes.c_void_p()
+        check(_capi.lib().nnrt_model_predict(self._ptr, arr._ptr, ctypes.byref(out)))
+        return Array(new_ref(out, "nnrt_array_release"))
+
+    def evaluate(self, data: Union[Dataset, Any], labels: Any = None) -> Evaluation:
+        """Evaluates on a Dataset, or on NumPy features and labels (made into a dataset first)."""
+        dataset = data if isinstance(data, Dataset) else from_arrays(self._ctx, data, labels)
+        out = ctypes.c_void_p()
+        check(_capi.lib().nnrt_model_evaluate(self._ptr, dataset._ptr, ctypes.byref(out)))
+        return Evaluation(new_ref(out, "nnrt_evaluation_release"))
+
+    def generate(self, prompt: Sequence[int], max_tokens: int, *, temperature: float = 0.0, top_k: int = 0,
+                 seed: Optional[int] = None, stop: Iterable[int] = (), when_full: str = "slide",
+                 cache: bool = True, on_token: Optional[Callable[[int], Any]] = None) -> List[int]:
+        """Continues `prompt` (token ids) with up to max_tokens tokens of a token model
+        (nnrt_model_generate: greedy at temperature 0, else sampled among the top_k scores with the
+        seed's random stream). on_token(token) sees each token as it is chosen; returning True stops
+        generation, and an exception it raises stops it and is raised here. Returns the new tokens."""
+        prompt_arr = np.ascontiguousarray(np.asarray(prompt, dtype=np.int64).reshape(-1))
+        options: Dict[str, Any] = {"temperature": temperature, "top_k": top_k, "stop": [int(t) for t in stop],
+                                   "when_full": when_full, "cache": cache}
+        if seed is not None:
+            options["seed"] = seed
+        tokens = np.zeros(max(int(max_tokens), 1), dtype=np.int64)
+        n = ctypes.c_size_t()
+        raised: List[BaseException] = []
+        interrupt = Interruptible()
+
+        def trampoline(token: int, _user) -> int:
+            try:
+                if interrupt.seen:
+                    return 1
+                return 1 if on_token is not None and on_token(token) else 0
+            except BaseException as e:  # noqa: BLE001 - raised again once the C call returns
+                raised.append(e)
+                return 1
+
+        # Set even without on_token, so that Ctrl-C stops generation (see Interruptible).
+        callback = _capi.TOKEN_FN(trampoline)
+        with interrupt:
+            status = _capi.lib().nnrt_model_generate(
+                self._ptr, prompt_arr.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), prompt_arr.size,
+                json.dumps(options).encode(), tokens.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)),
+                int(max_tokens), ctypes.byref(n), callback, None)
+        if raised:
+            raise raised[0]
+        check(status)
+        return tokens[: n.value].tolist()
+
+    # --- files --------------------------------------------------------------------------------------
+    def save(self, path: Union[str, os.PathLike]) -> None:
+        """Saves config and parameters as one safetensors file, atomically (nnrt_model_save)."""
+        check(_capi.lib().nnrt_model_save(self._ptr, path_bytes(path)))
+
+    def export_onnx(self, path: Union[str, os.PathLike]) -> None:
+        """Writes the model as ONNX (opset 17), atomically; Context.import_onnx reads it back."""
+        check(_capi.lib().nnrt_model_export_onnx(self._ptr, path_bytes(path)))
+
+    # --- description and parameters -------------------------------------------------------------------
+    def summary(self) -> Dict[str, Any]:
+        """nnrt_model_summary as a dict: input, backend, dtype, layers (output shapes, parameters,
+        which backend ran each op), outputs, total_params, trainable_params."""
+        return read_json(_capi.lib().nnrt_model_summary, self._ptr)
+
+    describe = summary
+
+    @property
+    def param_count(self) -> int:
+        """Elements of every weight, bias and statistic."""
+        return read_value(_capi.lib().nnrt_model_param_count, ctypes.c_int64, self._ptr)
+
+    @property
+    def param_names(self) -> List[str]:
+        """The parameters' names ("conv1.weight", ...), in layer order."""
+        return [p["name"] for layer in self.summary()["layers"] for p in layer.get("params", [])]
+
+    def get_param(self, name: str) -> np.ndarray:
+        """A copy of a parameter as float32 NumPy, in PyTorch's layout."""
+        out = ctypes.c_void_p()
+        check(_capi.lib().nnrt_model_get_param(self._ptr, name.encode(), ctypes.byref(out)))
+        return Array(new_ref(out, "nnrt_array_release")).numpy()
+
+    def set_param(self, name: str, value: Any) -> None:
+        """Copies `value` (NumPy or Array, the parameter's shape, a float dtype) into a parameter."""
+        arr = value if isinstance(value, Array) else from_numpy(self._ctx, value)
+        check(_capi.lib().nnrt_model_set_param(self._ptr, name.encode(), arr._ptr))
+
+    def parameters(self) -> Dict[str, np.ndarray]:
+        """Every parameter by name, copied into NumPy."""
+        return {name: self.get_param(name) for name in self.param_names}
+
+    # --- training -----------------------------------------------------------------------------------
+    def trainer(self, options: Options = None, **kwargs: Any) -> "Trainer":
+        """A Trainer for this model (nnrt_trainer_create), options as a dict, JSON text or keyword
+        arguments: model.trainer(optimizer={"type": "adam", "learning_rate": 1e-3}, batch_size=32)."""
+        from .trainer import Trainer
+
+        out = ctypes.c_void_p()
+        check(_capi.lib().nnrt_trainer_create(self._ptr, options_json(options, kwargs), ctypes.byref(out)))
+        return Trainer(new_ref(out, "nnrt_trainer_release"), self, self._ctx)
+
+    def __repr__(self) -> str:
+        return "<nnrt.Model closed>" if self.closed else f"<nnrt.Model {self.param_count} parameters>"
