@@ -6,12 +6,14 @@ import ctypes
 import dataclasses
 import math
 import os
+import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
 
 from . import _capi
 from ._core import Handle, Interruptible, Ref, check, path_bytes, read_json
 from .array import Array, from_numpy
 from .dataset import Dataset, from_arrays
+from .errors import ClosedError, InvalidArgumentError
 
 if TYPE_CHECKING:
     from .model import Model
@@ -65,6 +67,15 @@ class Trainer(Handle):
         super().__init__(ref)
         self._model = model
         self._ctx = ctx  # to make the arrays step() trains on
+        self._fitting_thread: Optional[int] = None
+
+    @property
+    def _ptr(self) -> int:
+        # nnrt.h: a progress callback must not call its trainer's functions (cancel excepted).
+        if self._fitting_thread == threading.get_ident():
+            raise InvalidArgumentError("a progress callback must not call its own trainer; return True to stop "
+                                       "training, or call cancel()")
+        return super()._ptr
 
     @property
     def model(self) -> "Model":
@@ -79,8 +90,9 @@ class Trainer(Handle):
 
         progress(p: Progress) is called after every minibatch and every epoch on this thread;
         returning True stops training (stop reason "callback"), and an exception it raises stops
-        training and is raised here; Ctrl-C stops it too and raises KeyboardInterrupt. Returns
-        Trainer.result. Raises CancelledError after cancel() from another thread."""
+        training and is raised here. It may predict with the model, but must not call this trainer
+        except cancel() (InvalidArgumentError). Ctrl-C stops training and raises KeyboardInterrupt.
+        Returns Trainer.result. Raises CancelledError after cancel(), from any thread."""
         train_set = self._as_dataset(train)
         validation_set = None if validation is None else self._as_dataset(validation)
         raised: List[BaseException] = []
@@ -102,12 +114,13 @@ class Trainer(Handle):
         # Held for the call: a close() from another thread must not release the trainer under fit.
         hold = self._hold()
         check(lib.nnrt_trainer_set_progress(hold.ptr, callback, None))
+        validation_ptr = validation_set._ptr if validation_set is not None else None
+        self._fitting_thread = threading.get_ident()
         try:
             with interrupt:
-                status = lib.nnrt_trainer_fit(hold.ptr, train_set._ptr,
-                                              validation_set._ptr if validation_set is not None else None,
-                                              int(epochs))
+                status = lib.nnrt_trainer_fit(hold.ptr, train_set._ptr, validation_ptr, int(epochs))
         finally:
+            self._fitting_thread = None
             lib.nnrt_trainer_set_progress(hold.ptr, _capi.PROGRESS_FN(), None)
         if raised:
             raise raised[0]
@@ -127,7 +140,10 @@ class Trainer(Handle):
     def cancel(self) -> None:
         """Asks a running fit to stop after its current minibatch (it then raises CancelledError).
         Safe from any thread; before fit, the next fit stops at once."""
-        check(_capi.lib().nnrt_trainer_cancel(self._ptr))
+        ref = self._ref  # not self._ptr: a progress callback may cancel its own trainer
+        if ref is None:
+            raise ClosedError("this trainer is closed")
+        check(_capi.lib().nnrt_trainer_cancel(ref.ptr))
 
     @property
     def result(self) -> Dict[str, Any]:

@@ -1,6 +1,7 @@
 """Models: configs, prediction, bad input, parameters, save/load, ONNX, generation."""
 import json
 import pathlib
+import threading
 
 import numpy as np
 import pytest
@@ -41,6 +42,25 @@ def test_predict_gives_probabilities(ctx):
     np.testing.assert_allclose(p.sum(axis=1), np.ones(5), rtol=1e-5)
     out = model.predict_array(ctx.array(np.zeros((2, 4), np.float32)))
     assert isinstance(out, nnrt.Array) and out.shape == (2, 3)
+
+
+def test_predict_from_several_threads_at_once(ctx, blobs):
+    model = ctx.model(MLP)
+    x = blobs[0]
+    want = model.predict(x)
+    failures = []
+
+    def predict():
+        for _ in range(20):
+            if not np.array_equal(model.predict(x), want):
+                failures.append("differs")
+
+    threads = [threading.Thread(target=predict) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures
 
 
 def test_predict_with_the_wrong_shape_raises_shape_error(ctx):

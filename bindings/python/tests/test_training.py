@@ -82,6 +82,19 @@ def test_an_exception_in_the_callback_stops_training_and_is_raised(ctx, blobs):
     assert trainer.fit(blobs, epochs=1)["stop_reason"] == "completed"
 
 
+def test_a_callback_may_predict_and_cancel_but_not_call_its_trainer(ctx, blobs):
+    model = ctx.model(MLP)
+    trainer = model.trainer(ADAM)
+    shapes = []
+    trainer.fit(blobs, epochs=1, progress=lambda p: shapes.append(model.predict(blobs[0][:2]).shape))
+    assert shapes == [(2, 3)] * 11
+    with pytest.raises(nnrt.InvalidArgumentError, match="must not call its own trainer"):
+        trainer.fit(blobs, epochs=1, progress=lambda p: trainer.step(blobs[0][:4], blobs[1][:4]))
+    with pytest.raises(nnrt.CancelledError):
+        trainer.fit(blobs, epochs=5, progress=lambda p: trainer.cancel())
+    assert trainer.result["stop_reason"] == "cancelled"
+
+
 def test_cancel_from_another_thread(ctx, blobs):
     trainer = ctx.model(MLP).trainer(ADAM)
     started = threading.Event()
