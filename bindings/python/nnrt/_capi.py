@@ -188,6 +188,24 @@ class Library:
             raise OSError(f"{path} has nnrt ABI {abi}; this package needs ABI {ABI_VERSION}")
 
 
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", c_char_p), ("dli_fbase", c_void_p), ("dli_sname", c_char_p), ("dli_saddr", c_void_p)]
+
+
+def _loaded_file(cdll: ctypes.CDLL, name: str) -> str:
+    """The file the loader opened for `name` (a bare soname says little), asked of dladdr; the name
+    itself where dladdr is not to be had."""
+    try:
+        dladdr = ctypes.CDLL(None).dladdr
+        dladdr.argtypes = [c_void_p, POINTER(_DlInfo)]
+        info = _DlInfo()
+        if dladdr(ctypes.cast(cdll.nnrt_abi_version, c_void_p), ctypes.byref(info)) and info.dli_fname:
+            return os.fsdecode(info.dli_fname)
+    except (AttributeError, OSError):
+        pass
+    return name
+
+
 def load(path: Optional[str] = None) -> Library:
     """Loads the first library candidates() names that loads; OSError naming every attempt if none."""
     failures = []
@@ -197,13 +215,7 @@ def load(path: Optional[str] = None) -> Library:
         except OSError as e:
             failures.append(f"{how} ({where}): {e}")
             continue
-        # The name the loader resolved, for messages and Library.path.
-        real = where
-        try:
-            real = os.path.realpath(cdll._name) if os.path.sep in cdll._name else where
-        except (AttributeError, TypeError):
-            pass
-        return Library(cdll, how, real)
+        return Library(cdll, how, _loaded_file(cdll, where))
     raise OSError("cannot load libnnrt: " + "; ".join(failures) +
                   ". Set NNRT_LIB_DIR to the folder holding libnnrt.so, put nnrt.pc on PKG_CONFIG_PATH, "
                   "install nnrt where the system loader finds it, or call nnrt.load_library(path).")
