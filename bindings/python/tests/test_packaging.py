@@ -71,6 +71,25 @@ def test_the_installed_wheel_finds_libnnrt_through_nnrt_lib_dir(installed, tmp_p
     assert file.startswith(site) and lib == nnrt.library_path() and backend == "reference"
 
 
+def test_an_installed_library_is_found_through_pkg_config(installed, tmp_path):
+    if shutil.which("pkg-config") is None:
+        pytest.skip("no pkg-config (Debian: pkg-config)")
+    _, python, _ = installed
+    libdir = tmp_path / "prefix" / "lib"
+    libdir.mkdir(parents=True)
+    (libdir / "libnnrt.so.1").symlink_to(os.path.realpath(nnrt.library_path()))
+    (libdir / "pkgconfig").mkdir()
+    (libdir / "pkgconfig" / "nnrt.pc").write_text(
+        f"prefix={tmp_path / 'prefix'}\nlibdir=${{prefix}}/lib\n\n"
+        "Name: nnrt\nDescription: nnrt\nVersion: 0.1.0\nLibs: -L${libdir} -lnnrt\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("NNRT_LIB_DIR", "LD_LIBRARY_PATH", "PYTHONPATH")}
+    env["PKG_CONFIG_PATH"] = str(libdir / "pkgconfig")
+    out = run_python(python, "from nnrt import _capi; lib = _capi.lib(); print(lib.how); print(lib.path)", env,
+                     tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["pkg-config", str(libdir / "libnnrt.so.1")], out.stdout
+
+
 def test_a_bundled_library_is_found_without_any_setting(installed, tmp_path):
     _, python, site = installed
     bundled = tmp_path / "bundled"
