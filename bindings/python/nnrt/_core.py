@@ -45,6 +45,18 @@ def read_json(fn: Callable, *args) -> Any:
     return json.loads(read_string(fn, *args))
 
 
+def _json_default(value: Any) -> Any:
+    # NumPy scalars and arrays in options and configs (batch_size=np.int64(32), "input": shape).
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def dumps(value: Any) -> str:
+    """JSON text of a config or options object; NumPy scalars and arrays become numbers and lists."""
+    return json.dumps(value, default=_json_default)
+
+
 def options_json(options: Options, extra: Mapping[str, Any]) -> Optional[bytes]:
     """JSON text for an options argument: a dict (or JSON text) merged with keyword arguments; None
     when both are empty, which nnrt reads as the defaults."""
@@ -54,7 +66,7 @@ def options_json(options: Options, extra: Mapping[str, Any]) -> Optional[bytes]:
         options = json.loads(options)
     merged = dict(options or {})
     merged.update(extra)
-    return json.dumps(merged).encode("utf-8") if merged else None
+    return dumps(merged).encode("utf-8") if merged else None
 
 
 def path_bytes(path: Union[str, os.PathLike]) -> bytes:

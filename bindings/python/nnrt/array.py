@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import ctypes
 import enum
-import json
 from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
 from . import _capi
-from ._core import Handle, Ref, check, new_ref, read_value
+from ._core import Handle, Ref, check, dumps, new_ref, read_value
 from .errors import DtypeError
 
 
@@ -176,7 +175,7 @@ def run_op(ctx: Ref, name: str, inputs, attrs: Optional[dict], n_outputs: int):
     arrays = [x if isinstance(x, Array) else from_numpy(ctx, x) for x in inputs]
     c_inputs = (ctypes.c_void_p * max(len(arrays), 1))(*[a._ptr for a in arrays])
     c_outputs = (ctypes.c_void_p * max(n_outputs, 1))()
-    attrs_json = json.dumps(attrs).encode() if attrs else None
+    attrs_json = dumps(attrs).encode() if attrs else None
     check(_capi.lib().nnrt_op(ctx.ptr, name.encode(), c_inputs, len(arrays), attrs_json, c_outputs, n_outputs))
     return [Array(Ref(c_outputs[i], _capi.lib().nnrt_array_release)) for i in range(n_outputs)]
 

@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from . import _capi
-from ._core import Handle, Options, check, new_ref, options_json, path_bytes, read_json
+from ._core import Handle, Options, check, dumps, new_ref, options_json, path_bytes, read_json
 from .array import Array, DType, DTypeLike, from_numpy, run_op, zeros
 from .dataset import Dataset, from_arrays
 from .model import Model
@@ -80,7 +79,7 @@ class Context(Handle):
         elif isinstance(config, str):
             text = config
         else:
-            text = json.dumps(config)
+            text = dumps(config)
         out = ctypes.c_void_p()
         check(_capi.lib().nnrt_model_create(self._ptr, text.encode("utf-8"), ctypes.byref(out)))
         return Model(new_ref(out, "nnrt_model_release"), self._hold())

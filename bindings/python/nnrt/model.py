@@ -2,15 +2,14 @@
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 import numpy as np
 
 from . import _capi
-from ._core import (Handle, Interruptible, Options, Ref, check, new_ref, options_json, path_bytes, read_json,
-                    read_value)
+from ._core import (Handle, Interruptible, Options, Ref, check, dumps, new_ref, options_json, path_bytes,
+                    read_json, read_value)
 from .array import Array, from_numpy
 from .dataset import Dataset, from_arrays
 from .evaluation import Evaluation
@@ -82,7 +81,7 @@ class Model(Handle):
         with interrupt:
             status = _capi.lib().nnrt_model_generate(
                 self._ptr, prompt_arr.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), prompt_arr.size,
-                json.dumps(options).encode(), tokens.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)),
+                dumps(options).encode(), tokens.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)),
                 int(max_tokens), ctypes.byref(n), callback, None)
         if raised:
             raise raised[0]

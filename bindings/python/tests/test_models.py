@@ -27,6 +27,14 @@ def test_model_from_dict_json_text_and_path(ctx, tmp_path):
         np.testing.assert_array_equal(m.predict(x), first)  # the config's seed fixes the weights
 
 
+def test_numpy_values_in_configs_and_options(ctx, blobs):
+    config = dict(MLP, input=np.array([4]))
+    model = ctx.model(config)
+    trainer = model.trainer(batch_size=np.int64(32), optimizer={"type": "sgd", "learning_rate": np.float32(0.1)})
+    assert trainer.fit(blobs, epochs=np.int32(1))["epochs"] == 1
+    assert ctx.op("sum", blobs[0], axes=np.array([1])).shape == (300,)
+
+
 def test_bad_config_names_the_key(ctx):
     with pytest.raises(nnrt.InvalidArgumentError) as info:
         ctx.model({"input": [4], "layers": [{"type": "dense", "units": 3, "colour": "red"}]})
