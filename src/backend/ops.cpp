@@ -408,6 +408,7 @@ Array conv2d(Context &ctx, const Array &x, const Array &w, const Array *bias, co
   set_conv_attrs(call.attrs(), p);
   call.attrs().fused = p.fused;
   call.attrs().alpha = p.alpha;
+  call.attrs().beta = p.beta;
   call.in(x).in(w);
   if (bias) call.in(*bias);
   call.out(y).run(ctx);
