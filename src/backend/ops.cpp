@@ -245,7 +245,10 @@ Array unary_backward(Context &ctx, nnrt_unary_alg alg, const Array &dy, const Ar
 
 Array binary(Context &ctx, nnrt_binary_alg alg, const Array &a, const Array &b) {
   require_same_dtype(a, b, "binary op");
-  Array c = empty(ctx, a.dtype(), broadcast_shapes(a.shape(), b.shape(), "binary op"));
+  const Shape shape = broadcast_shapes(a.shape(), b.shape(), "binary op");
+  // A channels-last image stays so (a residual add between convolutions): the next convolution
+  // reads it without a reorder.
+  Array c = empty_image(ctx, a.dtype(), shape, is_channels_last(a) && a.shape() == shape);
   binary_into(ctx, alg, a, b, c);
   return c;
 }
