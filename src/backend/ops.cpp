@@ -213,7 +213,8 @@ Array concat(Context &ctx, const std::vector<Array> &parts, int32_t axis) {
 // ---- elementwise ----------------------------------------------------------------------------
 
 Array unary(Context &ctx, nnrt_unary_alg alg, const Array &x, double alpha, double beta) {
-  Array y = empty(ctx, x.dtype(), x.shape());
+  // A channels-last image stays so (ResNets' relu after a residual add): no reorder on either side.
+  Array y = empty_image(ctx, x.dtype(), x.shape(), is_channels_last(x));
   unary_into(ctx, alg, x, y, alpha, beta);
   return y;
 }
