@@ -308,6 +308,14 @@ void add_pool(Picker &p, std::vector<Case> &out) {
       add_pool_pair(tiled, NNRT_DTYPE_F32, NNRT_POOL_MAX, s, out, false, PoolFill::edges, &l);
       add_pool_pair(tiled, NNRT_DTYPE_F32, NNRT_POOL_MAX, s, out, false, PoolFill::usual, &l);
     }
+  // Global windows over channels-last images (a network's global pooling as prediction plans run
+  // it), whose [N, C, 1, 1] output is the same memory in NCHW and NHWC.
+  Picker global(tiled.seed());
+  const Layout channels_last = Layout::channels_last;
+  for (int32_t alg : {NNRT_POOL_AVG_INCLUDE_PAD, NNRT_POOL_MAX})
+    for (PoolShape s : {PoolShape{2, 16, 7, 7, 7, 7, 7, 7, 0, 0, 0, 0}, PoolShape{1, 40, 5, 5, 5, 5, 5, 5, 0, 0, 0, 0},
+                        PoolShape{3, 24, 4, 6, 4, 6, 4, 6, 0, 0, 0, 0}})
+      add_pool_pair(global, NNRT_DTYPE_F32, alg, s, out, false, PoolFill::usual, &channels_last);
 }
 
 }  // namespace
