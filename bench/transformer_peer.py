@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""The timed side of bench/transformer: one runtime running one exported encoder at one batch size
-and thread count (3 warm-up calls, then calls for a while: the median latency). Prints one JSON
-line. nnrt is driven through its C API with ctypes (one call costs microseconds; an encoder call
-milliseconds).
+"""The timed side of bench/transformer and bench/models: one runtime running one exported model (an
+encoder, a convolutional network) at one batch size and thread count (3 warm-up calls, then calls
+for a while: the median latency). Prints one JSON line. nnrt is driven through its C API with
+ctypes (one call costs microseconds; a model's call milliseconds).
 
     transformer_peer.py nnrt <libnnrt.so> <model.onnx> <threads> <batch> <seconds>
     transformer_peer.py onnxruntime - <model.onnx> <threads> <batch> <seconds>

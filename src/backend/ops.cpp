@@ -213,7 +213,8 @@ Array concat(Context &ctx, const std::vector<Array> &parts, int32_t axis) {
 // ---- elementwise ----------------------------------------------------------------------------
 
 Array unary(Context &ctx, nnrt_unary_alg alg, const Array &x, double alpha, double beta) {
-  Array y = empty(ctx, x.dtype(), x.shape());
+  // A channels-last image stays so (ResNets' relu after a residual add): no reorder on either side.
+  Array y = empty_image(ctx, x.dtype(), x.shape(), is_channels_last(x));
   unary_into(ctx, alg, x, y, alpha, beta);
   return y;
 }
@@ -245,7 +246,10 @@ Array unary_backward(Context &ctx, nnrt_unary_alg alg, const Array &dy, const Ar
 
 Array binary(Context &ctx, nnrt_binary_alg alg, const Array &a, const Array &b) {
   require_same_dtype(a, b, "binary op");
-  Array c = empty(ctx, a.dtype(), broadcast_shapes(a.shape(), b.shape(), "binary op"));
+  const Shape shape = broadcast_shapes(a.shape(), b.shape(), "binary op");
+  // A channels-last image stays so (a residual add between convolutions): the next convolution
+  // reads it without a reorder.
+  Array c = empty_image(ctx, a.dtype(), shape, is_channels_last(a) && a.shape() == shape);
   binary_into(ctx, alg, a, b, c);
   return c;
 }
@@ -408,6 +412,7 @@ Array conv2d(Context &ctx, const Array &x, const Array &w, const Array *bias, co
   set_conv_attrs(call.attrs(), p);
   call.attrs().fused = p.fused;
   call.attrs().alpha = p.alpha;
+  call.attrs().beta = p.beta;
   call.in(x).in(w);
   if (bias) call.in(*bias);
   call.out(y).run(ctx);

@@ -84,7 +84,7 @@ struct Conv2dParams {
   int32_t dilation[2] = {1, 1};
   int32_t groups = 1;
   nnrt_unary_alg fused = NNRT_UNARY_NONE;
-  double alpha = 0;
+  double alpha = 0, beta = 0;  // the fused activation's (clip: min and max)
   // Store the output channels-last: dims stay [N, C, H, W], the memory is N, H, W, C (see
   // empty_image). Every op takes either layout; this is a speed choice.
   bool channels_last = false;

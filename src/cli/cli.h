@@ -42,6 +42,12 @@ std::string json_text(const std::string &inline_or_path);
 // or one saved by nnrt (.safetensors).
 nnrt::model open_model(const nnrt::context &ctx, const std::string &path, const std::string &onnx_options = "");
 bool is_onnx(const std::string &path);
+// A model from --model: a JSON config file, or a model file (safetensors or ONNX, told by its first
+// bytes or its .onnx name) opened as open_model opens it, so that a model file given to --model
+// works as with --model-file. A file that is none of these is refused with a message that says so
+// (not with the JSON parser's complaint about its bytes).
+nnrt::model model_from_config_or_file(const nnrt::context &ctx, const std::string &path,
+                                      const std::string &onnx_options = "");
 
 void register_info(CLI::App &app);
 void register_onnx(CLI::App &app);

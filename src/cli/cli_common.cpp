@@ -1,5 +1,7 @@
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <stdexcept>
 
 #include "cli.h"
@@ -82,6 +84,30 @@ bool is_onnx(const std::string &path) { return path.size() > 5 && path.compare(p
 
 nnrt::model open_model(const nnrt::context &ctx, const std::string &path, const std::string &onnx_options) {
   return is_onnx(path) ? nnrt::model::import_onnx(ctx, path, onnx_options) : nnrt::model::load(ctx, path);
+}
+
+nnrt::model model_from_config_or_file(const nnrt::context &ctx, const std::string &path, const std::string &onnx_options) {
+  if (is_onnx(path)) return nnrt::model::import_onnx(ctx, path, onnx_options);
+  unsigned char head[9] = {};
+  std::ifstream f(path, std::ios::binary);
+  f.read(reinterpret_cast<char *>(head), sizeof head);
+  const size_t got = static_cast<size_t>(f.gcount());
+  f.seekg(0, std::ios::end);
+  const uint64_t size = static_cast<uint64_t>(f.tellg());
+  // safetensors: the JSON header's length (8 bytes, little-endian), then the header. A config's
+  // first 8 bytes are text, a length far past the file's end.
+  uint64_t header = 0;
+  for (int i = 7; i >= 0; --i) header = header << 8 | head[i];
+  if (got == sizeof head && head[8] == '{' && header <= size - 8) return nnrt::model::load(ctx, path);
+  // An ONNX ModelProto starts with its ir_version: field 1, a varint (tag byte 0x08).
+  if (got > 0 && head[0] == 0x08) return nnrt::model::import_onnx(ctx, path, onnx_options);
+  size_t first = 0;
+  while (first < got && std::isspace(head[first])) ++first;
+  if (first < got && head[first] != '{') {
+    throw std::runtime_error(path + " is not a model config (JSON), a saved model (.safetensors) or an ONNX model "
+                             "(.onnx): its first byte is " + std::to_string(head[first]));
+  }
+  return nnrt::model(ctx, read_file(path));
 }
 
 }  // namespace nnrt_cli

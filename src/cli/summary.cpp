@@ -37,7 +37,7 @@ void print_table(const nlohmann::json &s) {
 void run_summary(const SummaryFlags &f) {
   if (f.model.empty() == f.model_file.empty()) throw std::runtime_error("give --model (a config) or --model-file");
   nnrt::context ctx = make_context(f.context);
-  nnrt::model model = f.model.empty() ? open_model(ctx, f.model_file) : nnrt::model(ctx, read_file(f.model));
+  nnrt::model model = f.model.empty() ? open_model(ctx, f.model_file) : model_from_config_or_file(ctx, f.model);
   nlohmann::json s = nlohmann::json::parse(model.summary());
   if (f.json) std::cout << s.dump(2) << "\n";
   else print_table(s);
@@ -48,7 +48,7 @@ void run_summary(const SummaryFlags &f) {
 void register_summary(CLI::App &app) {
   auto f = std::make_shared<SummaryFlags>();
   CLI::App *cmd = app.add_subcommand("summary", "Show a model's layers, shapes, parameters and op placement");
-  cmd->add_option("--model", f->model, "Model config (JSON file)")->check(CLI::ExistingFile);
+  cmd->add_option("--model", f->model, "Model config (JSON file); a model file is opened as with --model-file")->check(CLI::ExistingFile);
   cmd->add_option("--model-file", f->model_file, "A model saved by nnrt (.safetensors) or an ONNX model (.onnx)")->check(CLI::ExistingFile);
   cmd->add_flag("--json", f->json, "Print the summary as JSON");
   add_context_flags(cmd, &f->context);

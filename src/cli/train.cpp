@@ -55,7 +55,7 @@ struct Session {
         describe(nlohmann::json::parse(ctx.describe())),
         // An ONNX model fine-tunes: its final Gemm (and softmax) becomes the output layer.
         model(is_onnx(f.model) ? open_model(ctx, f.model, nlohmann::json{{"loss", f.loss}}.dump())
-                               : nnrt::model(ctx, read_file(f.model))),
+                               : model_from_config_or_file(ctx, f.model)),
         params(model.param_count()),
         // After the model: a text's windows are as long as its input.
         specs(resolve_data(f.data, f.test, f.limit, model_input(model))),

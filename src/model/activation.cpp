@@ -21,7 +21,7 @@ Array Activation::forward(Context &ctx, const Array &x) const {
   if (softmax) return ops::softmax(ctx, NNRT_SOFTMAX, x, 1);
   if (log_softmax) return ops::softmax(ctx, NNRT_LOG_SOFTMAX, x, 1);
   if (alg == NNRT_UNARY_IDENTITY) return x;
-  return ops::unary(ctx, alg, x, alpha);
+  return ops::unary(ctx, alg, x, alpha, beta);
 }
 
 Array Activation::backward(Context &ctx, const Array &dy, const Array &x, const Array &y) const {
@@ -29,7 +29,7 @@ Array Activation::backward(Context &ctx, const Array &dy, const Array &x, const 
   if (log_softmax) return ops::softmax_backward(ctx, NNRT_LOG_SOFTMAX, dy, y, 1);
   if (alg == NNRT_UNARY_IDENTITY) return dy;
   bool from_output = uses_output_for_backward();
-  return ops::unary_backward(ctx, alg, dy, from_output ? y : x, from_output, alpha);
+  return ops::unary_backward(ctx, alg, dy, from_output ? y : x, from_output, alpha, beta);
 }
 
 Activation read_activation(JsonReader &config, const std::string &key, const std::string &fallback) {
@@ -38,6 +38,7 @@ Activation read_activation(JsonReader &config, const std::string &key, const std
   const std::string &n = a.name;
   if (n == "identity" || n == "linear" || n == "none") a.alg = NNRT_UNARY_IDENTITY;
   else if (n == "relu") a.alg = NNRT_UNARY_RELU;
+  else if (n == "relu6") a.alg = NNRT_UNARY_CLIP, a.alpha = 0, a.beta = 6;
   else if (n == "leaky_relu" || n == "leakyrelu") a.alg = NNRT_UNARY_LEAKY_RELU, a.alpha = 0.01;
   else if (n == "elu") a.alg = NNRT_UNARY_ELU, a.alpha = 1.0;
   else if (n == "gelu") a.alg = NNRT_UNARY_GELU;
@@ -47,7 +48,7 @@ Activation read_activation(JsonReader &config, const std::string &key, const std
   else if (n == "log_softmax") a.log_softmax = true;
   else {
     fail(NNRT_ERR_INVALID_ARGUMENT, config.name(key), ": unknown activation \"", n,
-         "\" (expected identity, relu, leaky_relu, elu, gelu, sigmoid, tanh, softmax or log_softmax)");
+         "\" (expected identity, relu, relu6, leaky_relu, elu, gelu, sigmoid, tanh, softmax or log_softmax)");
   }
   if (a.alg == NNRT_UNARY_LEAKY_RELU || a.alg == NNRT_UNARY_ELU) a.alpha = config.get_number("alpha", a.alpha);
   return a;

@@ -12,7 +12,7 @@ struct Activation {
   std::string name = "identity";
   nnrt_unary_alg alg = NNRT_UNARY_IDENTITY;  // unused for softmax / log_softmax
   bool softmax = false, log_softmax = false;
-  double alpha = 0;
+  double alpha = 0, beta = 0;  // relu6: clip's min 0 and max 6
 
   // Whether the backward pass can work from the output alone (so the input need not be kept), and
   // so whether a convolution or matmul can apply it fused.
@@ -20,6 +20,9 @@ struct Activation {
   // Whether a convolution or matmul can apply it as a fused post-op (and back-propagate through it
   // from the output alone).
   bool fusable() const { return !softmax && !log_softmax && uses_output_for_backward(); }
+  // Whether it can run as a fused post-op where nothing back-propagates (inference): every
+  // elementwise one.
+  bool fusable_forward() const { return !softmax && !log_softmax; }
   // The value for nnrt_op_attrs.fused (NNRT_UNARY_NONE for identity).
   nnrt_unary_alg fused_alg() const { return alg == NNRT_UNARY_IDENTITY ? NNRT_UNARY_NONE : alg; }
 
@@ -29,8 +32,9 @@ struct Activation {
   Array backward(Context &ctx, const Array &dy, const Array &x, const Array &y) const;
 };
 
-// Reads an activation name at `key` ("relu", "leaky_relu", "elu", "gelu", "sigmoid", "tanh",
-// "softmax", "log_softmax", "identity"/"linear"), with "alpha" for leaky_relu (0.01) and elu (1).
+// Reads an activation name at `key` ("relu", "relu6", "leaky_relu", "elu", "gelu", "sigmoid",
+// "tanh", "softmax", "log_softmax", "identity"/"linear"), with "alpha" for leaky_relu (0.01) and
+// elu (1). relu6 is min(max(x, 0), 6), MobileNets' activation (ONNX's Clip(0, 6)).
 Activation read_activation(JsonReader &config, const std::string &key, const std::string &fallback);
 
 }  // namespace nnrt::model

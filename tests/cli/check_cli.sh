@@ -48,6 +48,20 @@ echo "predict: $(cat predict.out)"
 
 "$nnrt" summary --model model.json --backend reference | grep -q "total parameters 67 (trainable 67)" \
   || fail "summary does not count 67 parameters"
+# A model file given to --model opens as with --model-file (told by its first bytes); another file is
+# refused with a message that names what --model takes, not with the JSON parser's complaint.
+"$nnrt" summary --model model.safetensors --backend reference | grep -q "total parameters 67 (trainable 67)" \
+  || fail "summary --model of a saved model does not count 67 parameters"
+if "$nnrt" info | grep -q "^  onnx .*loaded"; then
+  "$nnrt" export --model-file model.safetensors -o model.onnx > /dev/null
+  cp model.onnx model.bin  # no .onnx name: its first bytes tell
+  "$nnrt" summary --model model.bin --backend reference | grep -q "total parameters 67 (trainable 67)" \
+    || fail "summary --model of an ONNX model does not count 67 parameters"
+fi
+printf '\x01\x02 not a model' > garbage.bin
+if "$nnrt" summary --model garbage.bin > /dev/null 2> err.txt; then fail "summary --model garbage.bin succeeded"; fi
+grep -q "is not a model config (JSON), a saved model (.safetensors) or an ONNX model" err.txt \
+  || fail "summary --model garbage.bin: $(cat err.txt)"
 
 # Failures: exit status 1 and the library's status and message on stderr.
 expect_failure() {  # status, then the command

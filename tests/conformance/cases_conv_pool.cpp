@@ -127,6 +127,35 @@ void add_conv_triplet(Picker &p, int32_t t, const ConvShape &s, std::vector<Case
   }
 }
 
+// Convolutions with a fused clip to [0, 6] (ReLU6: MobileNets' convolutions as nnrt runs them for
+// inference): f32 and bf16, depthwise among them, channels-last as the layers keep images, and
+// with NaN and infinities in x (a backend whose clip turns NaN into the lower bound must not).
+// They draw from their own copy of the picker, so that the cases after them stay what they were.
+void add_conv_clip(Picker picked, std::vector<Case> &out) {
+  Picker p(picked.seed() ^ 0x5e1u);
+  for (int rep = 0; rep < 12; ++rep) {
+    const int32_t t = rep % 3 == 2 ? NNRT_DTYPE_BF16 : NNRT_DTYPE_F32;
+    ConvShape s = pick_conv(p);
+    if (rep % 4 == 1) s.o = s.groups = s.c;  // depthwise
+    const Dims xd{s.n, s.c, s.h, s.w}, wd{s.o, s.c / s.groups, s.kh, s.kw}, yd{s.n, s.o, s.oh(), s.ow()};
+    const double fan_in = double(s.c / s.groups * s.kh * s.kw);
+    const Layout l = rep % 2 ? Layout::channels_last : activation_layout(p);
+    const std::string group = std::string("conv2d/") + dtype_name(t) + "/bias/fused:clip";
+    CaseBuilder b(NNRT_OP_CONV2D, group + "/" + s.name() + "/x:" + layout_name(l) + "/y:" + layout_name(l), group);
+    b.in(make_tensor(t, xd, l)).in(make_tensor(t, wd)).in(make_tensor(t, {s.o}));
+    nnrt_op_attrs a = conv_attrs(s, NNRT_UNARY_CLIP, 0);
+    a.beta = 6;
+    b.out(make_tensor(t, yd, l), std::sqrt(fan_in) + 1).attrs(a);
+    out.push_back(b.done());
+    if (t != NNRT_DTYPE_F32 || rep % 3 != 0) continue;
+    Case special = out.back();
+    special.input_fills[0] = Fill::Special(-1, 1);
+    special.linear_magnitudes = true;  // finite results may come from cancelling +-3e9 or 1e30 terms
+    special.name += "/nan-inf";
+    out.push_back(special);
+  }
+}
+
 void add_conv(Picker &p, std::vector<Case> &out) {
   for (int rep = 0; rep < 40; ++rep) add_conv_triplet(p, NNRT_DTYPE_F32, pick_conv(p), out);
   for (int rep = 0; rep < 12; ++rep) add_conv_triplet(p, NNRT_DTYPE_BF16, pick_conv(p), out);
@@ -159,6 +188,7 @@ void add_conv(Picker &p, std::vector<Case> &out) {
     out.push_back(nan_bias);
     break;
   }
+  add_conv_clip(p, out);
 }
 
 struct PoolShape {
@@ -278,6 +308,14 @@ void add_pool(Picker &p, std::vector<Case> &out) {
       add_pool_pair(tiled, NNRT_DTYPE_F32, NNRT_POOL_MAX, s, out, false, PoolFill::edges, &l);
       add_pool_pair(tiled, NNRT_DTYPE_F32, NNRT_POOL_MAX, s, out, false, PoolFill::usual, &l);
     }
+  // Global windows over channels-last images (a network's global pooling as prediction plans run
+  // it), whose [N, C, 1, 1] output is the same memory in NCHW and NHWC.
+  Picker global(tiled.seed());
+  const Layout channels_last = Layout::channels_last;
+  for (int32_t alg : {NNRT_POOL_AVG_INCLUDE_PAD, NNRT_POOL_MAX})
+    for (PoolShape s : {PoolShape{2, 16, 7, 7, 7, 7, 7, 7, 0, 0, 0, 0}, PoolShape{1, 40, 5, 5, 5, 5, 5, 5, 0, 0, 0, 0},
+                        PoolShape{3, 24, 4, 6, 4, 6, 4, 6, 0, 0, 0, 0}})
+      add_pool_pair(global, NNRT_DTYPE_F32, alg, s, out, false, PoolFill::usual, &channels_last);
 }
 
 }  // namespace

@@ -151,6 +151,62 @@ TEST(OnnxImport, MlpPredictsWhatTheGraphComputes) {
   nnrt_model_release(m);
 }
 
+// The JSON text of nnrt_model_summary.
+std::string summary(nnrt_model *m) {
+  size_t len = 0;
+  nnrt_model_summary(m, nullptr, 0, &len);
+  std::string s(len + 1, '\0');
+  nnrt_model_summary(m, s.data(), s.size(), &len);
+  s.resize(len);
+  return s;
+}
+
+// x [N, 1, 3, 3] -> Conv(1x1, 2 filters) -> Clip(0, 6) -> Conv(1x1, 1 filter) = d -> Relu = r;
+// y = d + r. The Clip fuses into the first convolution as relu6; the Relu does not fuse into the
+// second, whose output the Add reads too.
+TEST(OnnxImport, ActivationsFuseIntoTheConvolutionBeforeThem) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto &g = *model.mutable_graph();
+  set_input(*g.add_input(), "x", {1, 3, 3});
+  *g.add_initializer() = floats("W", {2, 1, 1, 1}, {2, -3});
+  *g.add_initializer() = floats("b", {2}, {1, 0.5f});
+  *g.add_initializer() = floats("W2", {1, 2, 1, 1}, {1, -1});
+  *g.add_initializer() = floats("lo", {}, {0});
+  *g.add_initializer() = floats("hi", {}, {6});
+  node(g, "Conv", {"x", "W", "b"}, "z");
+  node(g, "Clip", {"z", "lo", "hi"}, "a");
+  node(g, "Conv", {"a", "W2"}, "d");
+  node(g, "Relu", {"d"}, "r");
+  node(g, "Add", {"d", "r"}, "y");
+  set_input(*g.add_output(), "y", {1, 3, 3});
+  Context c;
+  Dir dir;
+  std::string path = dir.path + "/convs.onnx", again_path = dir.path + "/again.onnx";
+  write(path, model.SerializeAsString());
+  nnrt_model *m = nullptr, *again = nullptr;
+  ASSERT_EQ(nnrt_model_import_onnx(c.ctx, path.c_str(), nullptr, &m), NNRT_OK) << nnrt_last_error();
+  const std::string s = summary(m);
+  EXPECT_NE(s.find("\"activation\":\"relu6\""), std::string::npos) << s;
+  EXPECT_EQ(s.find("\"type\":\"clip\""), std::string::npos) << s;
+  EXPECT_NE(s.find("\"type\":\"activation\""), std::string::npos) << s;
+  std::vector<float> x = {-2, -1, 0, 0.5f, 1, 2, 3, -0.5f, 4};
+  std::vector<float> y = predict(m, c.ctx, x, {1, 1, 3, 3});
+  ASSERT_EQ(y.size(), x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    float d = std::min(std::max(2 * x[i] + 1, 0.0f), 6.0f) - std::min(std::max(-3 * x[i] + 0.5f, 0.0f), 6.0f);
+    EXPECT_FLOAT_EQ(y[i], d + std::max(d, 0.0f)) << "at " << i;
+  }
+  // relu6 exports as Clip(0, 6), which imports fused again.
+  ASSERT_EQ(nnrt_model_export_onnx(m, again_path.c_str()), NNRT_OK) << nnrt_last_error();
+  ASSERT_EQ(nnrt_model_import_onnx(c.ctx, again_path.c_str(), nullptr, &again), NNRT_OK) << nnrt_last_error();
+  EXPECT_NE(summary(again).find("\"activation\":\"relu6\""), std::string::npos) << summary(again);
+  EXPECT_EQ(predict(again, c.ctx, x, {1, 1, 3, 3}), y);
+  nnrt_model_release(again);
+  nnrt_model_release(m);
+}
+
 TEST(OnnxImport, WithALossTheModelTrains) {
   Context c;
   std::string bytes = mlp().SerializeAsString();

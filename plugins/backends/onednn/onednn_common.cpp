@@ -394,6 +394,10 @@ dnnl::post_ops fused_post_ops(int32_t fused, double alpha, double beta, bool fin
     append_eltwise(ops, {dnnl::algorithm::eltwise_relu, 0.f, 0.f});
     return ops;
   }
+  if (fused == NNRT_UNARY_CLIP && finite_inputs) {
+    append_eltwise(ops, {dnnl::algorithm::eltwise_clip_v2, static_cast<float>(alpha), static_cast<float>(beta)});
+    return ops;
+  }
   EltwiseAlg e = eltwise_forward_alg(fused, alpha, beta);
   append_eltwise(ops, e);
   return ops;

@@ -326,7 +326,9 @@ EltwiseAlg eltwise_forward_alg(int32_t unary_alg, double alpha, double beta);
 // Post-ops for an nnrt fused activation (0 = none). With `finite_inputs`, the caller has checked
 // that the op's inputs hold no NaN or infinity, and relu becomes oneDNN's own relu: exact for every
 // finite or infinite value but NaN (which it turns into 0), and far cheaper than the NaN-keeping
-// elu form in the kernels that apply post-ops element by element (the gemm convolution).
+// elu form in the kernels that apply post-ops element by element (the gemm convolution); clip
+// (ReLU6) becomes oneDNN's clip_v2, exact but for NaN (which it turns into the lower bound).
+// Without it clip is refused (the caller clips with nnrt's rule itself).
 dnnl::post_ops fused_post_ops(int32_t fused, double alpha, double beta, bool finite_inputs = false);
 
 // ---- oneDNN 2.x and 3.x --------------------------------------------------------------------

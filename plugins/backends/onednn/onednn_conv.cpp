@@ -173,6 +173,9 @@ md with_batch(nnrt_tensor_desc t, int64_t n) {
 // weights and bias are free of NaN and infinities (found by a scan, cheap next to the
 // convolution), and with the NaN-keeping form of fused_post_ops for the other inputs. A NaN can
 // then only reach the fast path from an overflow inside the sum (inf - inf), which it turns into 0.
+// A fused clip (ReLU6, MobileNets' activation) is built the same way, with oneDNN's clip_v2 on the
+// fast path; oneDNN has no NaN-keeping clip, so the exact path convolves without a post-op and
+// clips the output with nnrt's rule (NaN stays NaN) in a second pass.
 class ConvForwardOp : public Op {
  public:
   ConvForwardOp(const Build &b, const ConvGeometry &g, dt type) : x_desc_(b.desc.inputs[0]), w_desc_(b.desc.inputs[1]) {
@@ -180,13 +183,22 @@ class ConvForwardOp : public Op {
     const bool plan_only = b.plan_only;
     has_bias_ = d.n_inputs > 2;
     if (has_bias_) b_desc_ = d.inputs[2];
-    two_paths_ = d.attrs.fused == NNRT_UNARY_RELU && (type == dt::f32 || type == dt::bf16);
+    const bool clip = d.attrs.fused == NNRT_UNARY_CLIP;
+    two_paths_ = (d.attrs.fused == NNRT_UNARY_RELU || clip) && (type == dt::f32 || type == dt::bf16);
+    if (clip) {
+      // clip_v2 and nnrt's rule part where the bounds cross; the reference backend takes those.
+      if (!two_paths_ || !(d.attrs.alpha <= d.attrs.beta)) refuse("conv2d: a fused clip needs f32 or bf16 and min <= max");
+      clip_ = true;
+      clip_lo_ = static_cast<float>(d.attrs.alpha);
+      clip_hi_ = static_cast<float>(d.attrs.beta);
+      y_desc_ = d.outputs[0];
+    }
     md bias = has_bias_ ? vector_desc(g.y_dims[1], type) : md();
     using PD = dnnl::convolution_forward::primitive_desc;
     const md user_w = user_weights_desc(d.inputs[1], g, type);
     auto make_pd = [&](bool finite_inputs, const Layouts &l, const ConvGeometry &m) {
       dnnl::primitive_attr attr = base_attr();
-      attr.set_post_ops(fused_post_ops(d.attrs.fused, d.attrs.alpha, d.attrs.beta, finite_inputs));
+      if (!clip || finite_inputs) attr.set_post_ops(fused_post_ops(d.attrs.fused, d.attrs.alpha, d.attrs.beta, finite_inputs));
       return onednn::make_pd<dnnl::convolution_forward>(attr, dnnl::prop_kind::forward_inference,
                                                         dnnl::algorithm::convolution_direct, l.x(m, type),
                                                         l.w(m, type), bias, l.y(m, type), m.strides, m.dilates,
@@ -237,11 +249,27 @@ class ConvForwardOp : public Op {
                        (has_bias_ && find_special_values(r.args().inputs[2], b_desc_) != 0));
     r.execute(exact ? conv_exact_ : conv_, std::move(args));
     y_.finish(r, y, 0);
+    if (exact && clip_) clip_output(r.args().outputs[0]);
   }
 
  private:
-  nnrt_tensor_desc x_desc_, w_desc_, b_desc_{};
-  bool has_bias_ = false, two_paths_ = false;
+  // The exact path's clip: min(max(v, lo), hi) on every element of y, NaN kept (nnrt's rule).
+  void clip_output(void *y) const {
+    const nnrt_tensor_desc &t = y_desc_;
+    const int64_t n = t.dims[0], c = t.dims[1], h = t.dims[2], w = t.dims[3];
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < c; ++j)
+        for (int64_t k = 0; k < h; ++k)
+          for (int64_t l = 0; l < w; ++l) {
+            const int64_t at = i * t.strides[0] + j * t.strides[1] + k * t.strides[2] + l * t.strides[3];
+            const float v = load_float(y, t.dtype, at);
+            store_float(y, t.dtype, at, v < clip_lo_ ? clip_lo_ : (v > clip_hi_ ? clip_hi_ : v));
+          }
+  }
+
+  nnrt_tensor_desc x_desc_, w_desc_, b_desc_{}, y_desc_{};
+  float clip_lo_ = 0, clip_hi_ = 0;  // a fused clip's bounds
+  bool has_bias_ = false, two_paths_ = false, clip_ = false;
   Bridge x_, w_, b_, y_;
   std::unique_ptr<KeptInput> kept_w_;  // when the weights need a reorder
   dnnl::convolution_forward conv_, conv_exact_;

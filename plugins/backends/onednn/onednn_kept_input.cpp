@@ -1,6 +1,7 @@
 // Inputs kept in a primitive's layout while their bytes do not change (see onednn_kept_input.h).
 #include "onednn_kept_input.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -31,11 +32,13 @@ std::shared_ptr<const KeptInput::Entry> KeptInput::get(const Run &r, int index, 
   std::shared_ptr<const Entry> kept;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    kept = kept_;
+    for (const auto &e : kept_)
+      if (e->address == data) kept = e;
   }
   if (kept && std::memcmp(kept->source.get(), data, span_bytes_) == 0) return kept;
 
   auto made = std::make_shared<Entry>();
+  made->address = data;
   made->source.reset(new unsigned char[span_bytes_]);
   std::memcpy(made->source.get(), data, span_bytes_);
   made->inner = aligned_buffer(bridge.inner().get_size());
@@ -44,7 +47,10 @@ std::shared_ptr<const KeptInput::Entry> KeptInput::get(const Run &r, int index, 
   if (scan_) made->special = find_special_values(made->source.get(), desc_);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    kept_ = made;
+    kept_.erase(std::remove_if(kept_.begin(), kept_.end(), [&](const auto &e) { return e->address == data; }),
+                kept_.end());
+    kept_.insert(kept_.begin(), made);
+    if (kept_.size() > kMaxKept) kept_.pop_back();
   }
   return made;
 }

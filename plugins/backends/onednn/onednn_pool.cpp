@@ -100,10 +100,22 @@ pooling_backward::primitive_desc backward_pd(dnnl::algorithm alg, const md &diff
                                             g.dilation, g.pad_l, g.pad_r);
 }
 
+// The output's descriptor. A dense [N, C, 1, 1] output (a global pooling's) is the same memory
+// as NCHW and as NHWC; described as NCHW under a channels-last input, the mixed layouts leave
+// oneDNN only its reference kernel (MobileNetV2's global average pool at batch 1: 1 ms, an eighth
+// of the prediction), so it takes the input's.
+md pool_dst_desc(const nnrt_tensor_desc &x, const nnrt_tensor_desc &y) {
+  const bool one_by_one = y.ndim == 4 && y.dims[2] == 1 && y.dims[3] == 1 && y.strides[1] == 1 &&
+                          (y.dims[0] == 1 || y.strides[0] == y.dims[1]);
+  const bool x_channels_last = x.ndim == 4 && x.dims[1] > 1 && x.strides[1] == 1;
+  if (!one_by_one || !x_channels_last) return memory_desc(y);
+  return md(dims_of(y), dnnl_type(y.dtype), dnnl::memory::format_tag::nhwc);
+}
+
 class PoolOp : public Op {
  public:
   PoolOp(const nnrt_op_desc &d, const PoolGeometry &g, bool plan_only)
-      : y_(memory_desc(d.outputs[0])), is_max_(d.attrs.alg == NNRT_POOL_MAX), exact_(g.exact),
+      : y_(pool_dst_desc(d.inputs[0], d.outputs[0])), is_max_(d.attrs.alg == NNRT_POOL_MAX), exact_(g.exact),
         tiled_{d.attrs.kernel[0], d.attrs.kernel[1]}, x_desc_(d.inputs[0]), y_desc_(d.outputs[0]) {
     pooling_forward::primitive_desc pd =
         forward_pd(dnnl::prop_kind::forward_inference, pool_alg(d.attrs.alg), memory_desc(d.inputs[0]), y_, g);

@@ -13,6 +13,7 @@ void write_activation(Exporter &ex, const std::string &act, const std::string &x
   double alpha = a.contains("alpha") ? a["alpha"].get<double>() : (act == "elu" ? 1.0 : 0.01);
   if (act == "identity" || act == "linear" || act == "none") ex.add("Identity", {x}, out);
   else if (act == "relu") ex.add("Relu", {x}, out);
+  else if (act == "relu6") ex.add("Clip", {x, ex.scalar(out + "/min", 0.0f), ex.scalar(out + "/max", 6.0f)}, out);
   else if (act == "sigmoid") ex.add("Sigmoid", {x}, out);
   else if (act == "tanh") ex.add("Tanh", {x}, out);
   else if (act == "leaky_relu" || act == "leakyrelu") Exporter::set_float(ex.add("LeakyRelu", {x}, out), "alpha", alpha);

@@ -163,6 +163,11 @@ class Importer {
   // the ONNX value it makes ("" for an internal step: the layer's name is returned).
   std::string emit(const std::string &type, Json attrs, const std::vector<std::string> &inputs,
                    std::vector<std::pair<std::string, HostTensor>> params, const std::string &output);
+  // For an activation node (Relu, Clip(0, 6), ...): when its input 0 is made by the convolution
+  // emitted last and nothing else reads it, that conv2d takes `activation` (its config keys, as
+  // {"activation": "relu6"}) and the node's output names it; true then, false (nothing done)
+  // otherwise (onnx_import_conv.cpp).
+  bool fuse_into_conv(const Json &activation);
   // Output `output` is the same value as `input` (Identity, inference-time Dropout).
   void alias(const std::string &output, const std::string &input);
   void set_constant(const std::string &output, HostTensor tensor);

@@ -72,6 +72,7 @@ void activation(Importer &im, const char *name, double alpha_default) {
   const Value &x = im.runtime_input(0);
   Json attrs = {{"activation", name}};
   if (alpha) attrs["alpha"] = im.attr_float("alpha", alpha_default);
+  if (im.fuse_into_conv(attrs)) return;
   im.emit("activation", attrs, {im.node().input(0)}, {}, im.node().output(0));
   im.move_batch(im.node().output(0), x.batch_axis);
 }
@@ -144,6 +145,7 @@ void clip(Importer &im) {
     if (im.has_input(1)) attrs["min"] = scalar(im, 1, "min");
     if (im.has_input(2)) attrs["max"] = scalar(im, 2, "max");
   }
+  if (attrs.value("min", -1.0) == 0 && attrs.value("max", -1.0) == 6 && im.fuse_into_conv({{"activation", "relu6"}})) return;
   im.emit("clip", attrs, {im.node().input(0)}, {}, im.node().output(0));
 }
 

@@ -69,7 +69,10 @@ class BinaryLayer : public Layer {
   Array operand(Context &ctx, const Array &a, bool is_constant, nnrt_dtype dtype) const {
     Shape example = is_constant ? a.shape() : Shape::of(std::vector<int64_t>(a.shape().dims.begin() + 1, a.shape().dims.begin() + a.rank()));
     Shape p = with_batch(is_constant ? 1 : a.dim(0), padded(example, out_shape.rank));
-    return ops::reshape(ctx, as_dtype(ctx, a, dtype), p.vec());
+    // An operand of that shape already is used as it is: a reshape of a channels-last image (a
+    // residual add of two convolutions' outputs) would copy it to NCHW.
+    Array same = as_dtype(ctx, a, dtype);
+    return same.shape() == p ? same : ops::reshape(ctx, same, p.vec());
   }
 
   std::pair<Array, Array> operands(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params) const {

@@ -1,5 +1,6 @@
 // conv2d: a 2-D convolution over [C, H, W] examples (NCHW batches), with stride, padding ("same",
-// "valid", one int, [h, w] or [top, left, bottom, right]), dilation, groups and a fused activation.
+// "valid", one int, [h, w] or [top, left, bottom, right]), dilation, groups and a fused activation
+// ("activation", as the activation layer's, relu6 included).
 // Weight [filters, C / groups, kh, kw] as PyTorch's nn.Conv2d.
 #include "core/checked_math.h"
 #include "model/activation.h"
@@ -63,9 +64,12 @@ class Conv2dLayer : public Layer {
     // backward passes have never run on one.
     ops::Conv2dParams q = p;
     q.channels_last = !pass.training || pass.ctx.device()->host_memory();
-    if (activation.fusable()) {
+    // Where nothing back-propagates, any elementwise activation runs as the convolution's post-op
+    // (relu6, whose gradient needs the input, included): one pass over the output instead of two.
+    if (activation.fusable() || (!pass.training && activation.fusable_forward())) {
       q.fused = activation.fused_alg();
       q.alpha = activation.alpha;
+      q.beta = activation.beta;
       return ops::conv2d(pass.ctx, in[0], params[0], b, q);
     }
     Array z = ops::conv2d(pass.ctx, in[0], params[0], b, q);
