@@ -402,7 +402,8 @@ NNRT_API nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_arr
 **   transpose    "perm" (a permutation of the per-example dims)
 **   slice        "axis" (a per-example dim), "start", "length" (1): those entries along the axis
 **
-** Activations: identity, relu, leaky_relu, elu, gelu, sigmoid, tanh, softmax, log_softmax.
+** Activations: identity, relu, relu6 (min(max(x, 0), 6)), leaky_relu, elu, gelu, sigmoid, tanh,
+** softmax, log_softmax.
 ** Initialisers ("init"): xavier, xavier_uniform, he (or relu), lecun, normal, uniform, zeros,
 ** constant, or an object such as {"type": "normal", "mean": 0, "std": 0.01},
 ** {"type": "uniform", "low": -0.1, "high": 0.1}, {"type": "constant", "value": 0.5}.
