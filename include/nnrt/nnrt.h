@@ -30,8 +30,9 @@
 **  - nnrt never aborts, exits, or prints to stdout. It logs through a callback (default: stderr,
 **    warnings and errors only; see nnrt_set_log_callback and NNRT_LOG_LEVEL).
 **
-** Thread safety: contexts and models may be shared between threads; arrays, datasets and
-** evaluations are immutable once made and may be used from many threads at once (several trainers
+** Thread safety: contexts, models and run options may be shared between threads; arrays, datasets
+** and evaluations are immutable once made (the output of nnrt_model_predict_into excepted) and may
+** be used from many threads at once (several trainers
 ** may fit on one dataset while others evaluate on it); a trainer is used by one thread at a time
 ** (nnrt_trainer_cancel excepted). A binding may move any object between threads.
 **
@@ -115,8 +116,9 @@ typedef enum nnrt_status {
   NNRT_ERR_IO = 8,          /* a file could not be opened, read or written */
   NNRT_ERR_CORRUPT = 9,     /* a file or buffer is malformed, truncated or fails its checksum */
   NNRT_ERR_VERSION = 10,    /* a file or plugin from an incompatible version */
-  NNRT_ERR_CANCELLED = 11,  /* stopped by nnrt_trainer_cancel */
+  NNRT_ERR_CANCELLED = 11,  /* stopped by nnrt_trainer_cancel, nnrt_run_options_cancel or an abort callback */
   NNRT_ERR_INTERNAL = 12,   /* a bug in nnrt: please report it with the message */
+  NNRT_ERR_DEADLINE_EXCEEDED = 13, /* a call ran past its run options' timeout (nnrt_run_options_set_timeout) */
   /* Not a status. It makes the enum span every int32 value in C and C++ alike, so that nnrt can
   ** check any value a caller passes in rather than meet undefined behaviour. */
   NNRT_STATUS_FORCE_INT32 = 0x7fffffff
@@ -158,6 +160,7 @@ typedef struct nnrt_dataset nnrt_dataset; /* examples and labels, in host memory
 typedef struct nnrt_model nnrt_model;     /* a network built from a JSON config, with its parameters */
 typedef struct nnrt_trainer nnrt_trainer; /* an optimizer, its state, and the training loop */
 typedef struct nnrt_evaluation nnrt_evaluation; /* metrics of a model on a dataset */
+typedef struct nnrt_run_options nnrt_run_options; /* cancellation and a timeout for calls that run long */
 
 /* Element types. */
 typedef enum nnrt_dtype {
@@ -262,6 +265,40 @@ NNRT_API nnrt_status nnrt_array_from_host(nnrt_context *ctx, nnrt_dtype dtype, i
                                           const int64_t *shape, const void *data, size_t nbytes,
                                           nnrt_array **out);
 
+/* Called by nnrt, once, when it no longer uses memory the caller lent it with nnrt_array_wrap_host;
+** `data` and `user` are the values given there. It may run on any thread nnrt uses; it must not
+** call back into nnrt. */
+typedef void (*nnrt_release_fn)(void *data, void *user);
+
+/* Makes an array of the caller's own host memory, without copying: ops, predictions
+** (nnrt_model_predict, nnrt_model_predict_into) and nnrt_array_to_host read its elements where
+** they lie, and nnrt_model_predict_into writes an output array made this way in place. `data`
+** holds the elements of a `dtype` array of the given shape, element [i0, i1, ...] at
+** data + (i0 * strides[0] + i1 * strides[1] + ...) * nnrt_dtype_size(dtype). `strides` counts
+** elements, one per dimension, each >= 0 (NULL: row-major, contiguous); `nbytes` is the size of the
+** memory at data, which must reach past the last element. data must be aligned to the dtype's size.
+**
+** Ownership: the caller keeps the memory, and must neither free it nor change it while nnrt may
+** read it, until nnrt calls `release(data, user)` (may be NULL). nnrt calls it exactly once, on
+** success only, when the last reference to the memory goes: the array's own (nnrt_array_release)
+** and those of arrays that share it (views that nnrt_op's reshape and transpose may return). Calls
+** that read the array (nnrt_op, predictions, nnrt_dataset_from_arrays, nnrt_model_set_param) keep
+** no reference to it after they return, so a caller that wraps memory for one call, releases the
+** array and sees release called may then reuse the memory. On failure nothing is kept and release
+** is not called.
+**
+** Only backends whose arrays live in host memory (the reference and oneDNN backends) can use the
+** caller's memory; on any other (a GPU) this returns NNRT_ERR_UNSUPPORTED, and nnrt_array_from_host
+** copies instead.
+**
+** Returns NNRT_OK and the array in *out; the errors of nnrt_array_create; NNRT_ERR_INVALID_ARGUMENT
+** for data == NULL with elements to hold, a negative stride, data not aligned to the dtype size, or
+** nbytes too small for the last element (the message gives the bytes needed and given);
+** NNRT_ERR_UNSUPPORTED on a backend whose arrays are not in host memory (the message names it). */
+NNRT_API nnrt_status nnrt_array_wrap_host(nnrt_context *ctx, nnrt_dtype dtype, int32_t ndim, const int64_t *shape,
+                                          const int64_t *strides, void *data, size_t nbytes,
+                                          nnrt_release_fn release, void *user, nnrt_array **out);
+
 /* Copies the array's elements, row-major, into host memory at `data`, which must hold exactly
 ** `nbytes` bytes: the element count times the dtype size (see nnrt_array_nbytes). Waits for pending
 ** device work on the array first. Safe to call from several threads on the same array.
@@ -340,6 +377,55 @@ NNRT_API void nnrt_array_release(nnrt_array *a);
 NNRT_API nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_array *const *inputs,
                              int32_t n_inputs, const char *attrs_json, nnrt_array **outputs,
                              int32_t n_outputs);
+
+/* ============================================================================================== */
+/* Run options: cancelling a call from another thread, timeouts                                   */
+/* ============================================================================================== */
+
+/* Run options are passed to the calls that can run long (nnrt_model_predict_ex,
+** nnrt_model_predict_into, nnrt_model_evaluate_ex, nnrt_model_load_ex, nnrt_model_import_onnx_ex)
+** to stop them early. Such a call checks its options before every op it runs on the backend and
+** between the stages of a load (reading, parsing, building, each parameter's upload): a stopped
+** call returns NNRT_ERR_CANCELLED or NNRT_ERR_DEADLINE_EXCEEDED as soon as the op running then has
+** finished, frees what it allocated, gives no output, and leaves the model as it was (usable at
+** once). One set of options may be passed to any number of calls, on any threads, at once; every
+** function below is safe to call from any thread while they run. */
+
+/* Called by a call running with these options before each op and stage (on the calling thread):
+** `user` is passed through. Return nonzero to stop the call with NNRT_ERR_CANCELLED. It must not
+** call nnrt functions other than nnrt_run_options_cancel. */
+typedef int (*nnrt_abort_fn)(void *user);
+
+/* Creates run options: not cancelled, no timeout, no abort callback. Returns NNRT_OK and the
+** options in *out (release with nnrt_run_options_release); NNRT_ERR_INVALID_ARGUMENT for
+** out == NULL. */
+NNRT_API nnrt_status nnrt_run_options_create(nnrt_run_options **out);
+
+/* Releases run options. No call may be running with them. NULL does nothing. */
+NNRT_API void nnrt_run_options_release(nnrt_run_options *o);
+
+/* Cancels every call running with these options, and every later one, until
+** nnrt_run_options_reset: each returns NNRT_ERR_CANCELLED at its next check. Safe from any thread,
+** and from an abort callback or a signal-free context such as another thread's timer.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong handle. */
+NNRT_API nnrt_status nnrt_run_options_cancel(nnrt_run_options *o);
+
+/* Clears a cancellation, so that later calls run again. A call stopped already stays stopped.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong handle. */
+NNRT_API nnrt_status nnrt_run_options_reset(nnrt_run_options *o);
+
+/* Gives each call run with these options at most `seconds` (> 0; 0 removes the limit), counted
+** from the call's start on a monotonic clock: past it the call returns NNRT_ERR_DEADLINE_EXCEEDED at
+** its next check, its message giving the limit and the time it ran. Calls already running keep the
+** limit they started with.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong handle, or seconds negative or not
+** finite. */
+NNRT_API nnrt_status nnrt_run_options_set_timeout(nnrt_run_options *o, double seconds);
+
+/* Sets the abort callback (fn NULL removes it) that calls run with these options ask at every check
+** (see nnrt_abort_fn); `user` is passed to it. Set it before starting calls with these options.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong handle. */
+NNRT_API nnrt_status nnrt_run_options_set_abort_callback(nnrt_run_options *o, nnrt_abort_fn fn, void *user);
 
 /* ============================================================================================== */
 /* Models                                                                                         */
@@ -429,6 +515,13 @@ NNRT_API nnrt_status nnrt_model_create(nnrt_context *ctx, const char *config_jso
 ** by a newer, incompatible nnrt; NNRT_ERR_OUT_OF_MEMORY. */
 NNRT_API nnrt_status nnrt_model_load(nnrt_context *ctx, const char *path, nnrt_model **out);
 
+/* As nnrt_model_load, stopped early as `options` say (NULL: never; see the run options above): it
+** checks them before reading, after reading and checking, after building the model, and before
+** each parameter's upload. Returns what nnrt_model_load returns, and NNRT_ERR_CANCELLED or
+** NNRT_ERR_DEADLINE_EXCEEDED when stopped (no model is made). */
+NNRT_API nnrt_status nnrt_model_load_ex(nnrt_context *ctx, const char *path, const nnrt_run_options *options,
+                                        nnrt_model **out);
+
 /* Imports an ONNX model (a .onnx file: an onnx.ModelProto, opsets 7 to 17) as an nnrt graph
 ** model on the context's backend: each ONNX node becomes nnrt layers of the kinds above (Conv ->
 ** conv2d, ConvTranspose -> conv2d_transpose, Gemm/MatMul with constant weights -> dense, other
@@ -480,6 +573,13 @@ NNRT_API nnrt_status nnrt_model_load(nnrt_context *ctx, const char *path, nnrt_m
 ** missing or did not load (the message names the folders searched or the reason). */
 NNRT_API nnrt_status nnrt_model_import_onnx(nnrt_context *ctx, const char *path, const char *options_json,
                                             nnrt_model **out);
+
+/* As nnrt_model_import_onnx, stopped early as `run_options` say (NULL: never): they are checked
+** before and after the converter parses and converts the file, after the model is built and before
+** each parameter's upload. Returns what nnrt_model_import_onnx returns, and NNRT_ERR_CANCELLED or
+** NNRT_ERR_DEADLINE_EXCEEDED when stopped (no model is made). */
+NNRT_API nnrt_status nnrt_model_import_onnx_ex(nnrt_context *ctx, const char *path, const char *options_json,
+                                               const nnrt_run_options *run_options, nnrt_model **out);
 
 /* As nnrt_model_import_onnx, from `nbytes` bytes at `data` (the contents of a .onnx file; not kept
 ** after the call). Tensors with external data are refused (NNRT_ERR_UNSUPPORTED): they need the
@@ -534,6 +634,34 @@ NNRT_API void nnrt_model_release(nnrt_model *m);
 ** NULL; NNRT_ERR_SHAPE when the input's shape does not match (the message gives the expected and
 ** the actual shape); NNRT_ERR_DTYPE for a BOOL input; NNRT_ERR_OUT_OF_MEMORY; NNRT_ERR_BACKEND. */
 NNRT_API nnrt_status nnrt_model_predict(nnrt_model *m, const nnrt_array *input, nnrt_array **output);
+
+/* As nnrt_model_predict, stopped early as `options` say (NULL: never; see the run options above),
+** before any op of the pass. Returns what nnrt_model_predict returns, and NNRT_ERR_CANCELLED or
+** NNRT_ERR_DEADLINE_EXCEEDED when stopped (*output is not written). */
+NNRT_API nnrt_status nnrt_model_predict_ex(nnrt_model *m, const nnrt_array *input, const nnrt_run_options *options,
+                                           nnrt_array **output);
+
+/* Runs nnrt_model_predict's prediction on `input` and writes it into `output`, an array the caller
+** made beforehand: F32, shaped as nnrt_model_output_shape says for the input's batch, on a context
+** of the model's backend and device. It may have any strides; one made by nnrt_array_wrap_host is
+** written in the caller's memory, and when it is row-major the last op of the pass writes there
+** directly (no copy; nothing is allocated for the output). This is the one call that changes an
+** array: no other call may read or write `output` while it runs. On failure the output's contents
+** are unspecified. `options` as nnrt_model_predict_ex's (NULL: never stopped). Safe to call from
+** several threads at once with different outputs. Keeps no reference to input or output.
+** Returns NNRT_OK; the errors of nnrt_model_predict; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong
+** output, or one on another device; NNRT_ERR_SHAPE when the output's shape is not the
+** prediction's, NNRT_ERR_DTYPE when it is not F32 (the messages give the expected and the given);
+** NNRT_ERR_CANCELLED or NNRT_ERR_DEADLINE_EXCEEDED when stopped. */
+NNRT_API nnrt_status nnrt_model_predict_into(nnrt_model *m, const nnrt_array *input, nnrt_array *output,
+                                             const nnrt_run_options *options);
+
+/* Sets *ndim and shape[0..*ndim-1] to the shape of the prediction (nnrt_model_predict's output)
+** for a batch of `batch` examples: [batch, <the first output's shape>]. `shape` must have room for
+** NNRT_MAX_DIMS entries. Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong model,
+** ndim or shape NULL, or a negative batch. */
+NNRT_API nnrt_status nnrt_model_output_shape(const nnrt_model *m, int64_t batch, int32_t *ndim,
+                                             int64_t shape[NNRT_MAX_DIMS]);
 
 /* Called by nnrt_model_generate with each new token as soon as it is chosen (it is already counted
 ** in the output); `user` is passed through. Return nonzero to stop generating after this token. */
@@ -629,6 +757,12 @@ NNRT_API nnrt_status nnrt_model_set_param(nnrt_model *m, const char *name, const
 ** model's input, or its labels per position do not fit the model's outputs; NNRT_ERR_OUT_OF_MEMORY;
 ** NNRT_ERR_BACKEND. */
 NNRT_API nnrt_status nnrt_model_evaluate(nnrt_model *m, nnrt_dataset *data, nnrt_evaluation **out);
+
+/* As nnrt_model_evaluate, stopped early as `options` say (NULL: never), checked between batches and
+** before every op. Returns what nnrt_model_evaluate returns, and NNRT_ERR_CANCELLED or
+** NNRT_ERR_DEADLINE_EXCEEDED when stopped (*out is not written). */
+NNRT_API nnrt_status nnrt_model_evaluate_ex(nnrt_model *m, nnrt_dataset *data, const nnrt_run_options *options,
+                                            nnrt_evaluation **out);
 
 /* ============================================================================================== */
 /* Datasets                                                                                       */

@@ -59,6 +59,7 @@ inline void release(nnrt_dataset *p) { nnrt_dataset_release(p); }
 inline void release(nnrt_model *p) { nnrt_model_release(p); }
 inline void release(nnrt_trainer *p) { nnrt_trainer_release(p); }
 inline void release(nnrt_evaluation *p) { nnrt_evaluation_release(p); }
+inline void release(nnrt_run_options *p) { nnrt_run_options_release(p); }
 
 // Owns one C handle: move-only, released on destruction. Empty after a move.
 template <class T>
@@ -116,6 +117,24 @@ class array;
 class dataset;
 class evaluation;
 
+// Cancellation, a timeout and an abort callback for the calls that take them (nnrt_run_options_*).
+// cancel() and reset() may be called from any thread while calls run with these options.
+class run_options : public detail::handle<nnrt_run_options> {
+ public:
+  run_options() {
+    nnrt_run_options *out = nullptr;
+    check(nnrt_run_options_create(&out));
+    reset(out);
+  }
+  void cancel() const { check(nnrt_run_options_cancel(get())); }
+  void reset_cancel() const { check(nnrt_run_options_reset(get())); }
+  // At most `seconds` per call (0: no limit).
+  void set_timeout(double seconds) const { check(nnrt_run_options_set_timeout(get(), seconds)); }
+  void set_abort_callback(nnrt_abort_fn fn, void *user) const {
+    check(nnrt_run_options_set_abort_callback(get(), fn, user));
+  }
+};
+
 // A backend, device, thread pool and memory cache (nnrt_context_create).
 class context : public detail::handle<nnrt_context> {
  public:
@@ -150,6 +169,21 @@ class array : public detail::handle<nnrt_array> {
                          size_t nbytes) {
     nnrt_array *out = nullptr;
     check(nnrt_array_from_host(ctx.get(), dtype, static_cast<int32_t>(shape.size()), shape.data(), data, nbytes, &out));
+    return array(out);
+  }
+
+  // An array over the caller's own host memory, used in place (nnrt_array_wrap_host): `strides` in
+  // elements ({} for row-major); `release(data, user)` runs once nnrt no longer uses the memory.
+  static array wrap_host(const context &ctx, nnrt_dtype dtype, const std::vector<int64_t> &shape, void *data,
+                         size_t nbytes, const std::vector<int64_t> &strides = {}, nnrt_release_fn release = nullptr,
+                         void *user = nullptr) {
+    if (!strides.empty() && strides.size() != shape.size()) {
+      throw error(NNRT_ERR_INVALID_ARGUMENT, "wrap_host: " + std::to_string(strides.size()) + " strides for " +
+                                                 std::to_string(shape.size()) + " dims");
+    }
+    nnrt_array *out = nullptr;
+    check(nnrt_array_wrap_host(ctx.get(), dtype, static_cast<int32_t>(shape.size()), shape.data(),
+                               strides.empty() ? nullptr : strides.data(), data, nbytes, release, user, &out));
     return array(out);
   }
 
@@ -257,24 +291,38 @@ class model : public detail::handle<nnrt_model> {
     check(nnrt_model_create(ctx.get(), config_json.c_str(), &out));
     reset(out);
   }
-  // nnrt_model_load: a model or trainer checkpoint.
-  static model load(const context &ctx, const std::string &path) {
+  // nnrt_model_load_ex: a model or trainer checkpoint; `run` (may be NULL) can stop the load.
+  static model load(const context &ctx, const std::string &path, const run_options *run = nullptr) {
     nnrt_model *out = nullptr;
-    check(nnrt_model_load(ctx.get(), path.c_str(), &out));
+    check(nnrt_model_load_ex(ctx.get(), path.c_str(), run ? run->get() : nullptr, &out));
     return model(out);
   }
-  // nnrt_model_import_onnx; options: "" for the defaults, or the JSON object nnrt.h describes.
-  static model import_onnx(const context &ctx, const std::string &path, const std::string &options = "") {
+  // nnrt_model_import_onnx_ex; options: "" for the defaults, or the JSON object nnrt.h describes.
+  static model import_onnx(const context &ctx, const std::string &path, const std::string &options = "",
+                           const run_options *run = nullptr) {
     nnrt_model *out = nullptr;
-    check(nnrt_model_import_onnx(ctx.get(), path.c_str(), options.empty() ? nullptr : options.c_str(), &out));
+    check(nnrt_model_import_onnx_ex(ctx.get(), path.c_str(), options.empty() ? nullptr : options.c_str(),
+                                    run ? run->get() : nullptr, &out));
     return model(out);
   }
   void save(const std::string &path) const { check(nnrt_model_save(get(), path.c_str())); }
   void export_onnx(const std::string &path) const { check(nnrt_model_export_onnx(get(), path.c_str())); }
-  array predict(const array &input) const {
+  // nnrt_model_predict_ex; `run` (may be NULL) can stop it.
+  array predict(const array &input, const run_options *run = nullptr) const {
     nnrt_array *out = nullptr;
-    check(nnrt_model_predict(get(), input.get(), &out));
+    check(nnrt_model_predict_ex(get(), input.get(), run ? run->get() : nullptr, &out));
     return array(out);
+  }
+  // nnrt_model_predict_into: the prediction written into `output` (F32, output_shape(batch)).
+  void predict_into(const array &input, array &output, const run_options *run = nullptr) const {
+    check(nnrt_model_predict_into(get(), input.get(), output.get(), run ? run->get() : nullptr));
+  }
+  // nnrt_model_output_shape: the prediction's shape for `batch` examples.
+  std::vector<int64_t> output_shape(int64_t batch) const {
+    int64_t dims[NNRT_MAX_DIMS];
+    int32_t ndim = 0;
+    check(nnrt_model_output_shape(get(), batch, &ndim, dims));
+    return std::vector<int64_t>(dims, dims + ndim);
   }
   // Return true to stop generating after this token.
   using token_fn = std::function<bool(int64_t)>;
@@ -320,9 +368,10 @@ class model : public detail::handle<nnrt_model> {
     return array(out);
   }
   void set_param(const std::string &name, const array &value) { check(nnrt_model_set_param(get(), name.c_str(), value.get())); }
-  evaluation evaluate(const dataset &data) const {
+  // nnrt_model_evaluate_ex; `run` (may be NULL) can stop it.
+  evaluation evaluate(const dataset &data, const run_options *run = nullptr) const {
     nnrt_evaluation *out = nullptr;
-    check(nnrt_model_evaluate(get(), data.get(), &out));
+    check(nnrt_model_evaluate_ex(get(), data.get(), run ? run->get() : nullptr, &out));
     return evaluation(out);
   }
 };

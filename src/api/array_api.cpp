@@ -1,6 +1,7 @@
 // nnrt_array_*: create, copy in and out, inspect, release.
 #include "api/handles.h"
 #include "backend/ops.h"
+#include "core/checked_math.h"
 #include "core/dtype.h"
 
 using namespace nnrt;
@@ -53,6 +54,63 @@ nnrt_status nnrt_array_from_host(nnrt_context *ctx, nnrt_dtype dtype, int32_t nd
       }
     }
     *out = wrap(ops::from_host(*ctx->impl, dtype, s, data, nbytes));
+  });
+}
+
+nnrt_status nnrt_array_wrap_host(nnrt_context *ctx, nnrt_dtype dtype, int32_t ndim, const int64_t *shape,
+                                 const int64_t *strides, void *data, size_t nbytes, nnrt_release_fn release,
+                                 void *user, nnrt_array **out) {
+  return guard("nnrt_array_wrap_host", [&] {
+    check_handle(ctx, "ctx");
+    require(out != nullptr, "out is NULL; expected a pointer to receive the array");
+    Shape s = checked_shape(dtype, ndim, shape);
+    if (dtype == NNRT_DTYPE_BOOL) {
+      fail(NNRT_ERR_DTYPE, "bool arrays cannot wrap memory (their elements must stay 0 or 1, which nnrt checks ",
+           "once, as it copies): use nnrt_array_from_host");
+    }
+    const std::shared_ptr<backend::Device> &device = ctx->impl->device();
+    if (!device->host_memory()) {
+      fail(NNRT_ERR_UNSUPPORTED, "the context's backend '", device->name(),
+           "' keeps arrays in device memory, so it cannot use host memory in place: use nnrt_array_from_host");
+    }
+    Strides st = contiguous_strides(s);
+    if (strides) {
+      for (int32_t i = 0; i < ndim; ++i) {
+        if (strides[i] < 0) fail(NNRT_ERR_INVALID_ARGUMENT, "strides[", i, "] is ", strides[i], "; expected >= 0");
+        st[i] = strides[i];
+      }
+    }
+    size_t elem = dtype_size(dtype);
+    // The bytes up to the end of the last element (none for an empty array).
+    size_t needed = 0;
+    if (s.numel() > 0) {
+      int64_t last = 0;
+      for (int32_t i = 0; i < ndim; ++i) {
+        last = checked_add(last, checked_mul(s.dims[i] - 1, st[i], "strides"), "strides");
+      }
+      needed = checked_bytes(checked_add(last, int64_t{1}, "strides"), elem, "strides");
+    }
+    if (nbytes < needed) {
+      fail(NNRT_ERR_INVALID_ARGUMENT, "nbytes is ", nbytes, " but ", dtype_name(dtype), to_string(s),
+           " with these strides reaches ", needed, " bytes");
+    }
+    if (needed > 0 && data == nullptr) fail(NNRT_ERR_INVALID_ARGUMENT, "data is NULL; expected the array's elements");
+    if (reinterpret_cast<uintptr_t>(data) % elem != 0) {
+      fail(NNRT_ERR_INVALID_ARGUMENT, "data (", data, ") is not aligned to the ", elem, "-byte size of ",
+           dtype_name(dtype));
+    }
+    if (needed == 0) {
+      // Nothing to read: an ordinary empty array, and the memory is the caller's again at once.
+      *out = wrap(ops::zeros(*ctx->impl, dtype, s));
+      if (release) release(data, user);
+      return;
+    }
+    std::function<void()> give_back;
+    if (release) give_back = [release, data, user] { release(data, user); };
+    // Made before the array, so that a failure to make the handle leaves the memory unclaimed.
+    auto h = std::make_unique<nnrt_array>();
+    h->impl = Array::lend(device, dtype, s, st, data, nbytes, std::move(give_back));
+    *out = h.release();
   });
 }
 

@@ -17,10 +17,16 @@ const char *check_path(const char *path) {
 extern "C" {
 
 nnrt_status nnrt_model_load(nnrt_context *ctx, const char *path, nnrt_model **out) {
-  return guard("nnrt_model_load", [&] {
+  return nnrt_model_load_ex(ctx, path, nullptr, out);
+}
+
+nnrt_status nnrt_model_load_ex(nnrt_context *ctx, const char *path, const nnrt_run_options *options,
+                               nnrt_model **out) {
+  return guard(options ? "nnrt_model_load_ex" : "nnrt_model_load", [&] {
     check_handle(ctx, "ctx");
     check_path(path);
     require(out != nullptr, "out is NULL; expected a pointer to receive the model");
+    RunScope run(run_control(options, "options"));
     auto h = std::make_unique<nnrt_model>();
     h->impl = model::Model::load(ctx->impl, path);
     *out = h.release();

@@ -12,6 +12,7 @@
 #include "backend/array.h"
 #include "backend/context.h"
 #include "core/error.h"
+#include "core/run_control.h"
 #include "data/dataset.h"
 #include "model/model.h"
 #include "train/evaluation.h"
@@ -28,6 +29,7 @@ enum HandleTag : uint32_t {
   kModelTag = 0x6e6e4d44,    // "nnMD"
   kTrainerTag = 0x6e6e5452,  // "nnTR"
   kEvaluationTag = 0x6e6e4556,  // "nnEV"
+  kRunOptionsTag = 0x6e6e524f,  // "nnRO"
 };
 
 }  // namespace nnrt::api
@@ -62,6 +64,11 @@ struct nnrt_evaluation {
   nnrt::train::Evaluation impl;
 };
 
+struct nnrt_run_options {
+  uint32_t tag = nnrt::api::kRunOptionsTag;
+  nnrt::RunControl impl;
+};
+
 namespace nnrt::api {
 
 template <class Handle>
@@ -72,6 +79,7 @@ template <> inline const char *handle_type_name<nnrt_dataset>() { return "nnrt_d
 template <> inline const char *handle_type_name<nnrt_model>() { return "nnrt_model"; }
 template <> inline const char *handle_type_name<nnrt_trainer>() { return "nnrt_trainer"; }
 template <> inline const char *handle_type_name<nnrt_evaluation>() { return "nnrt_evaluation"; }
+template <> inline const char *handle_type_name<nnrt_run_options>() { return "nnrt_run_options"; }
 
 template <class Handle>
 constexpr uint32_t handle_tag();
@@ -81,6 +89,7 @@ template <> constexpr uint32_t handle_tag<nnrt_dataset>() { return kDatasetTag; 
 template <> constexpr uint32_t handle_tag<nnrt_model>() { return kModelTag; }
 template <> constexpr uint32_t handle_tag<nnrt_trainer>() { return kTrainerTag; }
 template <> constexpr uint32_t handle_tag<nnrt_evaluation>() { return kEvaluationTag; }
+template <> constexpr uint32_t handle_tag<nnrt_run_options>() { return kRunOptionsTag; }
 
 // Returns the handle, or throws NNRT_ERR_INVALID_ARGUMENT naming the parameter.
 template <class Handle>
@@ -142,6 +151,11 @@ nnrt_status guard(const char *function, Body &&body) noexcept {
     set_last_error(std::string(function) + ": internal error: unknown exception");
     return NNRT_ERR_INTERNAL;
   }
+}
+
+// The control behind optional run options (NULL: none), checked to be a live handle.
+inline const RunControl *run_control(const nnrt_run_options *o, const char *param) {
+  return o ? &check_handle(o, param)->impl : nullptr;
 }
 
 // Writes a string into a caller's buffer, snprintf-style (see the header's conventions).

@@ -38,13 +38,47 @@ nnrt_status nnrt_model_create(nnrt_context *ctx, const char *config_json, nnrt_m
 void nnrt_model_release(nnrt_model *m) { release_handle(m, "nnrt_model_release"); }
 
 nnrt_status nnrt_model_predict(nnrt_model *m, const nnrt_array *input, nnrt_array **output) {
-  return guard("nnrt_model_predict", [&] {
+  return nnrt_model_predict_ex(m, input, nullptr, output);
+}
+
+nnrt_status nnrt_model_predict_ex(nnrt_model *m, const nnrt_array *input, const nnrt_run_options *options,
+                                  nnrt_array **output) {
+  return guard(options ? "nnrt_model_predict_ex" : "nnrt_model_predict", [&] {
     check_handle(m, "m");
     check_handle(input, "input");
     require(output != nullptr, "output is NULL; expected a pointer to receive the result");
+    RunScope run(run_control(options, "options"));
     auto h = std::make_unique<nnrt_array>();
     h->impl = m->impl->predict(input->impl);
     *output = h.release();
+  });
+}
+
+nnrt_status nnrt_model_predict_into(nnrt_model *m, const nnrt_array *input, nnrt_array *output,
+                                    const nnrt_run_options *options) {
+  return guard("nnrt_model_predict_into", [&] {
+    check_handle(m, "m");
+    check_handle(input, "input");
+    check_handle(output, "output");
+    const Array &out = output->impl;
+    const Context &ctx = m->impl->ctx();
+    if (&out.device() != ctx.device().get() && !(out.device().host_memory() && ctx.device()->host_memory())) {
+      fail(NNRT_ERR_INVALID_ARGUMENT, "output is on backend '", out.device().name(), "', the model on '",
+           ctx.device()->name(), "'; expected an output the model's backend can write");
+    }
+    RunScope run(run_control(options, "options"));
+    m->impl->predict_into(input->impl, out);
+  });
+}
+
+nnrt_status nnrt_model_output_shape(const nnrt_model *m, int64_t batch, int32_t *ndim, int64_t shape[NNRT_MAX_DIMS]) {
+  return guard("nnrt_model_output_shape", [&] {
+    check_handle(m, "m");
+    require(ndim != nullptr && shape != nullptr, "ndim or shape is NULL; expected pointers to receive the shape");
+    if (batch < 0) fail(NNRT_ERR_INVALID_ARGUMENT, "batch is ", batch, "; expected >= 0");
+    Shape s = m->impl->output_shape(batch);
+    *ndim = s.rank;
+    for (int32_t i = 0; i < s.rank; ++i) shape[i] = s.dims[i];
   });
 }
 
@@ -110,10 +144,16 @@ nnrt_status nnrt_model_set_param(nnrt_model *m, const char *name, const nnrt_arr
 }
 
 nnrt_status nnrt_model_evaluate(nnrt_model *m, nnrt_dataset *data, nnrt_evaluation **out) {
-  return guard("nnrt_model_evaluate", [&] {
+  return nnrt_model_evaluate_ex(m, data, nullptr, out);
+}
+
+nnrt_status nnrt_model_evaluate_ex(nnrt_model *m, nnrt_dataset *data, const nnrt_run_options *options,
+                                   nnrt_evaluation **out) {
+  return guard(options ? "nnrt_model_evaluate_ex" : "nnrt_model_evaluate", [&] {
     check_handle(m, "m");
     check_handle(data, "data");
     require(out != nullptr, "out is NULL; expected a pointer to receive the evaluation");
+    RunScope run(run_control(options, "options"));
     auto h = std::make_unique<nnrt_evaluation>();
     h->impl = train::evaluate(*m->impl, data->impl);
     *out = h.release();

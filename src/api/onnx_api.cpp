@@ -16,11 +16,17 @@ Json import_options(const char *options_json) {
 extern "C" {
 
 nnrt_status nnrt_model_import_onnx(nnrt_context *ctx, const char *path, const char *options_json, nnrt_model **out) {
-  return guard("nnrt_model_import_onnx", [&] {
+  return nnrt_model_import_onnx_ex(ctx, path, options_json, nullptr, out);
+}
+
+nnrt_status nnrt_model_import_onnx_ex(nnrt_context *ctx, const char *path, const char *options_json,
+                                      const nnrt_run_options *run_options, nnrt_model **out) {
+  return guard(run_options ? "nnrt_model_import_onnx_ex" : "nnrt_model_import_onnx", [&] {
     check_handle(ctx, "ctx");
     require(path != nullptr && *path != '\0', "path is NULL or empty; expected the path of a .onnx file");
     require(out != nullptr, "out is NULL; expected a pointer to receive the model");
     auto options = import_options(options_json);
+    RunScope run(run_control(run_options, "run_options"));
     auto h = std::make_unique<nnrt_model>();
     h->impl = model::import_onnx_file(ctx->impl, path, options);
     *out = h.release();

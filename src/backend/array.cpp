@@ -12,7 +12,27 @@
 namespace nnrt {
 
 Storage::~Storage() {
-  if (ptr) device->memory().release(ptr, block_bytes);
+  if (lent) {
+    if (lent_release) lent_release();
+  } else if (ptr) {
+    device->memory().release(ptr, block_bytes);
+  }
+}
+
+Array Array::lend(const std::shared_ptr<backend::Device> &device, nnrt_dtype dtype, const Shape &shape,
+                  const Strides &strides, void *ptr, size_t bytes, std::function<void()> release) {
+  Array a;
+  a.dtype_ = dtype;
+  a.shape_ = shape;
+  a.strides_ = strides;
+  auto storage = std::make_shared<Storage>();
+  storage->device = device;
+  storage->ptr = ptr;
+  storage->bytes = storage->block_bytes = bytes;
+  storage->lent = true;
+  storage->lent_release = std::move(release);
+  a.storage_ = std::move(storage);
+  return a;
 }
 
 Array Array::allocate(const std::shared_ptr<backend::Device> &device, nnrt_dtype dtype, const Shape &shape,

@@ -2,6 +2,7 @@
 // transposes and slices are views that share the storage.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "backend/device.h"
@@ -10,18 +11,26 @@
 namespace nnrt {
 
 // A block of device memory, returned to its device's cache when the last array lets go. It keeps
-// the device (and so the backend instance and thread pool) alive.
+// the device (and so the backend instance and thread pool) alive. Memory lent by the caller
+// (nnrt_array_wrap_host) is not the cache's: `lent_release` hands it back instead.
 struct Storage {
   std::shared_ptr<backend::Device> device;
   void *ptr = nullptr;
   size_t bytes = 0;        // requested
   size_t block_bytes = 0;  // as the cache handed it out
+  std::function<void()> lent_release;  // set for lent memory (may do nothing)
+  bool lent = false;
   ~Storage();
 };
 
 class Array {
  public:
   Array() = default;
+
+  // An array over `bytes` bytes of memory the caller lends at `ptr` (host memory, on a device whose
+  // memory is host memory), laid out by `strides`; `release` runs when the last array lets go.
+  static Array lend(const std::shared_ptr<backend::Device> &device, nnrt_dtype dtype, const Shape &shape,
+                    const Strides &strides, void *ptr, size_t bytes, std::function<void()> release);
 
   // Uninitialised (zeroed when `zero`) contiguous array on `device`.
   static Array allocate(const std::shared_ptr<backend::Device> &device, nnrt_dtype dtype, const Shape &shape,

@@ -6,6 +6,7 @@
 #include "core/dtype.h"
 #include "nnrt/kernels/op_manifest.h"
 #include "core/error.h"
+#include "core/run_control.h"
 
 namespace nnrt::backend {
 
@@ -117,6 +118,7 @@ void OpCall::check_device(Context &ctx) const {
 bool OpCall::device_supports(Context &ctx) { return ctx.device()->find_or_create(desc_).op != nullptr; }
 
 const std::string &OpCall::run(Context &ctx) {
+  check_run();  // a call run with nnrt_run_options stops between ops
   check_device(ctx);
   args_.n_inputs = desc_.n_inputs;
   args_.n_outputs = desc_.n_outputs;
@@ -200,6 +202,7 @@ void run_staged_on_reference(Context &ctx, const CachedOp &op, const nnrt_op_des
 
 void run_resolved(Context &ctx, const ResolvedOp &op, const void *const *inputs, void *const *outputs,
                   void *workspace) {
+  check_run();
   nnrt_op_args args = op.args;
   args.n_inputs = op.desc.n_inputs;
   args.n_outputs = op.desc.n_outputs;

@@ -27,6 +27,7 @@ const char *status_name(nnrt_status status) {
     case NNRT_ERR_VERSION: return "NNRT_ERR_VERSION";
     case NNRT_ERR_CANCELLED: return "NNRT_ERR_CANCELLED";
     case NNRT_ERR_INTERNAL: return "NNRT_ERR_INTERNAL";
+    case NNRT_ERR_DEADLINE_EXCEEDED: return "NNRT_ERR_DEADLINE_EXCEEDED";
     default: break;
   }
   return "NNRT_ERR_UNKNOWN";

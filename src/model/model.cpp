@@ -322,6 +322,24 @@ Array Model::predict(const Array &x) const {
   return plans_->predict(*ctx_, x, params_, [&] { return run_layers(x); });
 }
 
+void Model::predict_into(const Array &x, const Array &out) const {
+  check_input(x, "predict");
+  Shape expected = output_shape(x.dim(0));
+  if (out.dtype() != NNRT_DTYPE_F32) {
+    fail(NNRT_ERR_DTYPE, "output is ", dtype_name(out.dtype()), "; the prediction is f32");
+  }
+  if (out.shape() != expected) {
+    fail(NNRT_ERR_SHAPE, "output is ", to_string(out.shape()), "; the prediction for this input is ", to_string(expected));
+  }
+  std::shared_lock<WriterPreferringSharedMutex> read(lock_);
+  Array y = plans_->predict(*ctx_, x, params_, [&] { return run_layers(x); }, &out);
+  if (y.storage() != out.storage() || y.offset() != out.offset()) ops::copy_into(*ctx_, y, out);
+}
+
+Shape Model::output_shape(int64_t batch) const {
+  return with_batch(batch, nodes_[outputs_.front()].out_shape);
+}
+
 Array Model::predict_unplanned(const Array &x) const {
   check_input(x, "predict");
   std::shared_lock<WriterPreferringSharedMutex> read(lock_);

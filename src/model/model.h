@@ -86,6 +86,11 @@ class Model {
   // Inference on a batch [N, input...]: returns the first output. Thread-safe. Replays the
   // prediction plan of x's layout (predict_plan.h), made at the first call with that layout.
   Array predict(const Array &x) const;
+  // predict() written into `out` (nnrt_model_predict_into): F32, shaped as output_shape() says,
+  // on the model's device; written in place by the plan's last op where the layouts allow.
+  void predict_into(const Array &x, const Array &out) const;
+  // The prediction's shape for `batch` examples: [batch, <the first output's shape>].
+  Shape output_shape(int64_t batch) const;
   // The same through the layers, op by op, without a plan: what plans are checked against.
   Array predict_unplanned(const Array &x) const;
   // How many input layouts have a plan that replays.

@@ -1,5 +1,6 @@
 // Model checkpoints: the config in the metadata and every parameter as an F32 tensor.
 #include "core/error.h"
+#include "core/run_control.h"
 #include "model/model.h"
 #include "model/model_tensors.h"
 #include "model/param_storage.h"
@@ -19,7 +20,10 @@ void Model::save(const std::string &path) const {
 
 std::shared_ptr<Model> Model::load(std::shared_ptr<Context> ctx, const std::string &path) {
   std::string what = cat("checkpoint '", path, "'");
+  // A call with run options may stop between these stages (core/run_control.h).
+  check_run();
   io::Checkpoint checkpoint = io::read_checkpoint(path);
+  check_run();
   Json config = checkpoint_config(checkpoint, what);
   std::shared_ptr<Model> m;
   try {
@@ -33,6 +37,7 @@ std::shared_ptr<Model> Model::load(std::shared_ptr<Context> ctx, const std::stri
   }
   std::vector<const io::TensorRecord *> records = match_params(checkpoint, *m, what);
   for (size_t i = 0; i < records.size(); ++i) {
+    check_run();
     write_param(m->ctx(), m->params_[i].value, records[i]->bytes.data(), records[i]->bytes.size());
   }
   return m;

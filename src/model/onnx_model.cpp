@@ -2,6 +2,7 @@
 
 #include "backend/ops.h"
 #include "io/atomic_file.h"
+#include "core/run_control.h"
 #include "io/onnx_converter_plugin.h"
 #include "model/layer.h"
 #include "model/param_storage.h"
@@ -65,12 +66,16 @@ std::shared_ptr<Model> import_onnx(const nnrt_onnx_converter &conv, std::shared_
   char message[NNRT_ONNX_MESSAGE_SIZE] = "";
   ImportHandle import{conv};
   std::string options_text = options.dump();
+  // A call with run options may stop between these stages (core/run_control.h).
+  check_run();
   nnrt_status st = conv.import_model(&host, path, data, nbytes, options_text.c_str(), &import.result, message, sizeof message);
   if (st != NNRT_OK) fail(st, message);
+  check_run();
 
   std::shared_ptr<Model> m = Model::create(ctx, Json::parse(conv.import_config(import.result)));
   // The ONNX weights into the built model's parameters, each freed once copied.
   for (size_t i = 0, n = conv.import_param_count(import.result); i < n; ++i) {
+    check_run();
     const char *name = nullptr;
     const float *values = nullptr;
     size_t count = 0;

@@ -5,6 +5,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/run_control.h"
 #include "model/model.h"
 
 namespace nnrt::model {
@@ -61,7 +62,9 @@ class PredictPlan {
 
   // Replays on x; false (nothing run) when a parameter no longer has its recorded layout or x is
   // on another device, which the ordinary pass reports.
-  bool run(Context &ctx, const Array &x, const std::vector<Param> &values, Array *y) const {
+  // `into`, when given, is the caller's output (nnrt_model_predict_into): when it is row-major
+  // and the plan's output is too, the ops write it directly and *y is `into` itself.
+  bool run(Context &ctx, const Array &x, const std::vector<Param> &values, const Array *into, Array *y) const {
     for (const auto &p : params) {
       const Array &v = values[p.first].value;
       if (!(ArrayLayout::of(v) == p.second)) return false;
@@ -69,7 +72,8 @@ class PredictPlan {
     const backend::Device &dev = *ctx.device();
     if (&x.device() != &dev && !(x.device().host_memory() && dev.host_memory())) return false;
     Array arena = arena_bytes ? Array::allocate(ctx.device(), NNRT_DTYPE_U8, Shape{int64_t(arena_bytes)}) : Array();
-    Array out = Array::allocate(ctx.device(), out_dtype, Shape{out_elements});
+    bool direct = into && writes_whole(*into);
+    Array out = direct ? *into : Array::allocate(ctx.device(), out_dtype, Shape{out_elements});
     char *arena_base = arena.defined() ? static_cast<char *>(arena.data()) : nullptr;
     auto address = [&](const Operand &o) -> char * {
       switch (o.base) {
@@ -89,7 +93,20 @@ class PredictPlan {
       void *workspace = s.op.staged || !arena_base ? nullptr : arena_base + workspace_offset;
       backend::run_resolved(ctx, s.op, ins, outs, workspace);
     }
-    *y = out.view(out_shape, out_strides, out_offset);
+    *y = direct ? out : out.view(out_shape, out_strides, out_offset);
+    return true;
+  }
+
+  // Whether the output is one whole row-major array of a's shape and dtype, so that a contiguous
+  // `a` can stand in for it.
+  bool writes_whole(const Array &a) const {
+    if (!(a.dtype() == out_dtype && a.is_contiguous() && a.shape() == out_shape && out_offset == 0 &&
+          out_elements == a.numel())) {
+      return false;
+    }
+    Strides row_major = contiguous_strides(out_shape);
+    for (int32_t i = 0; i < out_shape.rank; ++i)
+      if (out_shape.dims[i] > 1 && out_strides[i] != row_major[i]) return false;
     return true;
   }
 };
@@ -257,7 +274,7 @@ struct PredictPlans::Entry {
 };
 
 Array PredictPlans::predict(Context &ctx, const Array &x, const std::vector<Param> &params,
-                            const std::function<Array()> &unplanned) {
+                            const std::function<Array()> &unplanned, const Array *into) {
   ArrayLayout key = ArrayLayout::of(x);
   std::shared_ptr<Entry> entry;
   {
@@ -272,8 +289,9 @@ Array PredictPlans::predict(Context &ctx, const Array &x, const std::vector<Para
     if (!entry->plan) return unplanned();
     Array y;
     try {
-      if (entry->plan->run(ctx, x, params, &y)) return y;
-    } catch (const Error &) {
+      if (entry->plan->run(ctx, x, params, into, &y)) return y;
+    } catch (const Error &e) {
+      if (is_stop_status(e.status())) throw;  // stopped by the caller's run options: no retry
       // A failing op (an index out of range, memory): the ordinary pass fails the same way, and
       // its message names the layer.
       return unplanned();

@@ -38,8 +38,10 @@ class PredictPlans {
   // The prediction for x: replays the plan of x's layout, or runs `unplanned` (which computes the
   // prediction from x and the parameters through the layers) while recording it and keeps the plan
   // it gives. The caller holds the model's lock shared, so the parameters do not change meanwhile.
+  // With `into` (the caller's output, nnrt_model_predict_into), a replay whose output is `into`'s
+  // row-major layout writes it directly and returns it; otherwise the result is a new array.
   Array predict(Context &ctx, const Array &x, const std::vector<Param> &params,
-                const std::function<Array()> &unplanned);
+                const std::function<Array()> &unplanned, const Array *into = nullptr);
 
   // How many input layouts have a plan that replays (not counting those known to give none).
   size_t size() const;

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/run_control.h"
 #include "model/layers/output.h"
 
 namespace nnrt::train {
@@ -146,6 +147,7 @@ Evaluation evaluate(const model::Model &model, const std::shared_ptr<const data:
   data::Batch b;
   std::vector<float> pred;
   while (batches.next(b)) {
+    check_run();  // evaluate_ex's run options, also between batches
     Array y = model.predict(b.x);
     pred.resize(static_cast<size_t>(y.numel()));
     y.copy_to_host(pred.data(), pred.size() * sizeof(float));
@@ -179,6 +181,7 @@ double mean_loss(const model::Model &model, const std::shared_ptr<const data::Da
   std::shared_lock<WriterPreferringSharedMutex> read(model.lock());
   std::vector<Array> params = model.params_as(dtype);
   while (batches.next(b)) {
+    check_run();
     model::Pass pass{ctx, false, 0, dtype, {}};
     model::Activations acts = model.forward(pass, {b.x}, params);
     total += ops::item(out->loss(pass, acts.saved[model.output_node()], b.y)) * static_cast<double>(b.n);

@@ -151,6 +151,28 @@ TEST(NnrtHpp, ModelPredictSummaryAndParams) {
   expect_error([&] { nnrt::model::load(ctx, "/nonexistent/model.safetensors"); }, NNRT_ERR_IO, "/nonexistent");
 }
 
+TEST(NnrtHpp, CallerMemoryAndRunOptions) {
+  nnrt::context ctx(kReference);
+  nnrt::model m(ctx, kModel);
+  std::vector<float> xv = {0.5f, -1, 2, 0, 1, 1, -0.5f, 3}, yv(6, 0.0f);
+  EXPECT_EQ(m.output_shape(2), (std::vector<int64_t>{2, 3}));
+  nnrt::array x = nnrt::array::wrap_host(ctx, NNRT_DTYPE_F32, {2, 4}, xv.data(), xv.size() * sizeof(float));
+  nnrt::array y = nnrt::array::wrap_host(ctx, NNRT_DTYPE_F32, {2, 3}, yv.data(), yv.size() * sizeof(float));
+  m.predict_into(x, y);
+  EXPECT_EQ(yv, m.predict(x).to_vector<float>());
+  expect_error([&] { nnrt::array::wrap_host(ctx, NNRT_DTYPE_F32, {2, 4}, xv.data(), 32, {1}); },
+               NNRT_ERR_INVALID_ARGUMENT, "1 strides for 2 dims");
+
+  nnrt::run_options run;
+  run.cancel();
+  expect_error([&] { m.predict(x, &run); }, NNRT_ERR_CANCELLED, "nnrt_run_options_cancel");
+  expect_error([&] { m.predict_into(x, y, &run); }, NNRT_ERR_CANCELLED, "");
+  run.reset_cancel();
+  EXPECT_EQ(m.predict(x, &run).to_vector<float>(), yv);
+  run.set_timeout(1e-9);
+  expect_error([&] { m.predict(x, &run); }, NNRT_ERR_DEADLINE_EXCEEDED, "timeout");
+}
+
 TEST(NnrtHpp, TrainEvaluateSaveAndRestore) {
   nnrt::context ctx(kReference);
   Toy toy;
