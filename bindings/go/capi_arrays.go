@@ -55,6 +55,7 @@ var _ = map[bool]int{false: 0, OK == C.NNRT_OK && ErrInvalidArgument == C.NNRT_E
 	ErrBackend == C.NNRT_ERR_BACKEND && ErrNoDevice == C.NNRT_ERR_NO_DEVICE && ErrIO == C.NNRT_ERR_IO &&
 	ErrCorrupt == C.NNRT_ERR_CORRUPT && ErrVersion == C.NNRT_ERR_VERSION &&
 	ErrCancelled == C.NNRT_ERR_CANCELLED && ErrInternal == C.NNRT_ERR_INTERNAL &&
+	ErrDeadlineExceeded == C.NNRT_ERR_DEADLINE_EXCEEDED &&
 	F32 == C.NNRT_DTYPE_F32 && F64 == C.NNRT_DTYPE_F64 && F16 == C.NNRT_DTYPE_F16 &&
 	BF16 == C.NNRT_DTYPE_BF16 && I32 == C.NNRT_DTYPE_I32 && I64 == C.NNRT_DTYPE_I64 &&
 	U8 == C.NNRT_DTYPE_U8 && Bool == C.NNRT_DTYPE_BOOL &&

@@ -54,6 +54,45 @@ package nnrt
 //   NNRT_GO_CALL(nnrt_model_evaluate(m, data, out));
 // }
 // NNRT_GO_STRING_SHIM(nnrt_model_summary, const nnrt_model *)
+// static nnrt_status nnrt_go_model_load_ex(nnrt_context *ctx, const char *path,
+//                                          const nnrt_run_options *opts, nnrt_model **out,
+//                                          char **err) {
+//   NNRT_GO_CALL(nnrt_model_load_ex(ctx, path, opts, out));
+// }
+// static nnrt_status nnrt_go_model_import_onnx_ex(nnrt_context *ctx, const char *path,
+//                                                 const char *options,
+//                                                 const nnrt_run_options *opts, nnrt_model **out,
+//                                                 char **err) {
+//   NNRT_GO_CALL(nnrt_model_import_onnx_ex(ctx, path, options, opts, out));
+// }
+// static nnrt_status nnrt_go_model_predict_ex(nnrt_model *m, const nnrt_array *input,
+//                                             const nnrt_run_options *opts, nnrt_array **output,
+//                                             char **err) {
+//   NNRT_GO_CALL(nnrt_model_predict_ex(m, input, opts, output));
+// }
+// static nnrt_status nnrt_go_model_output_shape(const nnrt_model *m, int64_t batch, int32_t *ndim,
+//                                               int64_t *shape, char **err) {
+//   NNRT_GO_CALL(nnrt_model_output_shape(m, batch, ndim, shape));
+// }
+// static nnrt_status nnrt_go_model_evaluate_ex(nnrt_model *m, nnrt_dataset *data,
+//                                              const nnrt_run_options *opts,
+//                                              nnrt_evaluation **out, char **err) {
+//   NNRT_GO_CALL(nnrt_model_evaluate_ex(m, data, opts, out));
+// }
+//
+// static nnrt_status nnrt_go_run_options_create(nnrt_run_options **out, char **err) {
+//   NNRT_GO_CALL(nnrt_run_options_create(out));
+// }
+// static nnrt_status nnrt_go_run_options_cancel(nnrt_run_options *o, char **err) {
+//   NNRT_GO_CALL(nnrt_run_options_cancel(o));
+// }
+// static nnrt_status nnrt_go_run_options_reset(nnrt_run_options *o, char **err) {
+//   NNRT_GO_CALL(nnrt_run_options_reset(o));
+// }
+// static nnrt_status nnrt_go_run_options_set_timeout(nnrt_run_options *o, double seconds,
+//                                                    char **err) {
+//   NNRT_GO_CALL(nnrt_run_options_set_timeout(o, seconds));
+// }
 //
 // static nnrt_status nnrt_go_dataset_from_arrays(nnrt_context *ctx, const nnrt_array *features,
 //                                                const nnrt_array *labels, nnrt_dataset **out,
@@ -192,6 +231,71 @@ func cModelPredict(m, input unsafe.Pointer) (unsafe.Pointer, error) {
 
 // cModelGenerate passes Go slices' memory for the length of the call (cgo allows it: they hold no
 // Go pointers). The tokens come back in a slice of max entries, cut to the count written.
+func cModelLoadEx(ctx unsafe.Pointer, path string, opts unsafe.Pointer) (unsafe.Pointer, error) {
+	cpath := cString(path)
+	defer freeCString(cpath)
+	var out *C.nnrt_model
+	var msg *C.char
+	st := C.nnrt_go_model_load_ex((*C.nnrt_context)(ctx), cpath, (*C.nnrt_run_options)(opts), &out, &msg)
+	if err := errorFrom(st, msg); err != nil {
+		return nil, err
+	}
+	return unsafe.Pointer(out), nil
+}
+
+func cModelImportONNXEx(ctx unsafe.Pointer, path string, options jsonText, opts unsafe.Pointer) (unsafe.Pointer, error) {
+	cpath := cString(path)
+	defer freeCString(cpath)
+	text := cJSONText(options)
+	defer freeCString(text)
+	var out *C.nnrt_model
+	var msg *C.char
+	st := C.nnrt_go_model_import_onnx_ex((*C.nnrt_context)(ctx), cpath, text, (*C.nnrt_run_options)(opts), &out, &msg)
+	if err := errorFrom(st, msg); err != nil {
+		return nil, err
+	}
+	return unsafe.Pointer(out), nil
+}
+
+func cModelPredictEx(m, input, opts unsafe.Pointer) (unsafe.Pointer, error) {
+	var out *C.nnrt_array
+	var msg *C.char
+	st := C.nnrt_go_model_predict_ex((*C.nnrt_model)(m), (*C.nnrt_array)(input), (*C.nnrt_run_options)(opts), &out, &msg)
+	if err := errorFrom(st, msg); err != nil {
+		return nil, err
+	}
+	return unsafe.Pointer(out), nil
+}
+
+func cModelOutputShape(m unsafe.Pointer, batch int64) ([]int64, error) {
+	var ndim C.int32_t
+	var shape [MaxDims]C.int64_t
+	var msg *C.char
+	st := C.nnrt_go_model_output_shape((*C.nnrt_model)(m), C.int64_t(batch), &ndim, &shape[0], &msg)
+	if err := errorFrom(st, msg); err != nil {
+		return nil, err
+	}
+	out := make([]int64, int(ndim))
+	for i := range out {
+		out[i] = int64(shape[i])
+	}
+	return out, nil
+}
+
+// cModelPredictIntoHost predicts from inBytes of Go memory at input (dtype elements of inShape)
+// into outBytes of Go memory at output (F32 elements of outShape) in one cgo call (see
+// nnrt_go_model_predict_into_host in nnrt_go.h): the memory is lent to nnrt only while the call
+// runs, as the cgo rules require, and holds no Go pointers.
+func cModelPredictIntoHost(m, ctx unsafe.Pointer, dtype DType, inShape []int64, input unsafe.Pointer, inBytes int,
+	outShape []int64, output unsafe.Pointer, outBytes int, opts unsafe.Pointer) error {
+	var msg *C.char
+	st := C.nnrt_go_model_predict_into_host((*C.nnrt_model)(m), (*C.nnrt_context)(ctx), C.nnrt_dtype(dtype),
+		C.int32_t(len(inShape)), shapePtr(inShape), input, C.size_t(inBytes),
+		C.int32_t(len(outShape)), shapePtr(outShape), output, C.size_t(outBytes),
+		(*C.nnrt_run_options)(opts), &msg)
+	return errorFrom(st, msg)
+}
+
 func cModelGenerate(m unsafe.Pointer, prompt []int64, options jsonText, max int) ([]int64, error) {
 	text := cJSONText(options)
 	defer freeCString(text)
@@ -375,6 +479,42 @@ func cTrainerRank(t unsafe.Pointer) (int, int, error) {
 		return 0, 0, err
 	}
 	return int(rank), int(world), nil
+}
+
+func cModelEvaluateEx(m, data, opts unsafe.Pointer) (unsafe.Pointer, error) {
+	var out *C.nnrt_evaluation
+	var msg *C.char
+	st := C.nnrt_go_model_evaluate_ex((*C.nnrt_model)(m), (*C.nnrt_dataset)(data), (*C.nnrt_run_options)(opts), &out, &msg)
+	if err := errorFrom(st, msg); err != nil {
+		return nil, err
+	}
+	return unsafe.Pointer(out), nil
+}
+
+func cRunOptionsCreate() (unsafe.Pointer, error) {
+	var out *C.nnrt_run_options
+	var msg *C.char
+	if err := errorFrom(C.nnrt_go_run_options_create(&out, &msg), msg); err != nil {
+		return nil, err
+	}
+	return unsafe.Pointer(out), nil
+}
+
+func cRunOptionsRelease(o unsafe.Pointer) { C.nnrt_run_options_release((*C.nnrt_run_options)(o)) }
+
+func cRunOptionsCancel(o unsafe.Pointer) error {
+	var msg *C.char
+	return errorFrom(C.nnrt_go_run_options_cancel((*C.nnrt_run_options)(o), &msg), msg)
+}
+
+func cRunOptionsReset(o unsafe.Pointer) error {
+	var msg *C.char
+	return errorFrom(C.nnrt_go_run_options_reset((*C.nnrt_run_options)(o), &msg), msg)
+}
+
+func cRunOptionsSetTimeout(o unsafe.Pointer, seconds float64) error {
+	var msg *C.char
+	return errorFrom(C.nnrt_go_run_options_set_timeout((*C.nnrt_run_options)(o), C.double(seconds), &msg), msg)
 }
 
 func cEvaluationAccuracy(e unsafe.Pointer) (float64, error) {

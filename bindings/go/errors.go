@@ -20,8 +20,10 @@ const (
 	ErrIO              Status = 8  // a file could not be opened, read or written
 	ErrCorrupt         Status = 9  // a malformed, truncated or bit-flipped file or buffer
 	ErrVersion         Status = 10 // a file or plugin from an incompatible version
-	ErrCancelled       Status = 11 // stopped by Trainer.Cancel
+	ErrCancelled       Status = 11 // stopped by Trainer.Cancel or RunOptions.Cancel
 	ErrInternal        Status = 12 // a bug in nnrt: please report it with the message
+	// ErrDeadlineExceeded: a call ran past its RunOptions' timeout (RunOptions.SetTimeout).
+	ErrDeadlineExceeded Status = 13
 )
 
 // String returns the C name of the status, such as "NNRT_ERR_SHAPE".

@@ -40,6 +40,16 @@ func (h *cHandle) borrow() (unsafe.Pointer, error) {
 	return h.ptr, nil
 }
 
+// borrowAgain counts one more user of a handle the caller has borrowed already (so its pointer is
+// still set, even if Close came meanwhile), and returns the pointer; it needs its own giveBack.
+// A model keeps its context this way (see Model.ctx).
+func (h *cHandle) borrowAgain() unsafe.Pointer {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.users++
+	return h.ptr
+}
+
 // giveBack ends a borrow, releasing the C object if it was closed meanwhile.
 func (h *cHandle) giveBack() {
 	h.mu.Lock()

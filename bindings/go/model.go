@@ -1,6 +1,7 @@
 package nnrt
 
 import (
+	"math"
 	"runtime"
 	"unsafe"
 )
@@ -10,10 +11,20 @@ import (
 // its context alive, and a trainer keeps its model alive, so the Model may be closed first.
 type Model struct {
 	h cHandle
+	// ctx is the C context the model was made on, which PredictInto lends Go memory to nnrt
+	// through (it has the model's backend and device). The model holds a borrow of the Context's
+	// handle until it is released, so the pointer stays valid even after Context.Close.
+	ctx unsafe.Pointer
 }
 
-func wrapModel(p unsafe.Pointer) *Model {
-	m := &Model{h: newCHandle("model", p, cModelRelease)}
+// wrapModel wraps a new C model made on the borrowed context c.
+func wrapModel(p unsafe.Pointer, c *Context) *Model {
+	ctxHandle := &c.h
+	ctx := ctxHandle.borrowAgain()
+	m := &Model{h: newCHandle("model", p, func(p unsafe.Pointer) {
+		cModelRelease(p)
+		ctxHandle.giveBack()
+	}), ctx: ctx}
 	runtime.SetFinalizer(m, (*Model).Close)
 	return m
 }
@@ -36,7 +47,7 @@ func (c *Context) modelFrom(create func(ctx unsafe.Pointer) (unsafe.Pointer, err
 	if err != nil {
 		return nil, err
 	}
-	return wrapModel(p), nil
+	return wrapModel(p, c), nil
 }
 
 // NewModel builds a model from a config: JSON text, or a map or struct that marshals to it (see
@@ -55,6 +66,20 @@ func (c *Context) LoadModel(path string) (*Model, error) {
 	return c.modelFrom(func(cp unsafe.Pointer) (unsafe.Pointer, error) { return cModelLoad(cp, path) })
 }
 
+// LoadModelWith is LoadModel stopped early as opts say (nil: never): cancelled or past its
+// timeout before reading, after reading and checking, after building the model or before a
+// parameter's upload, it returns ErrCancelled or ErrDeadlineExceeded and makes no model.
+func (c *Context) LoadModelWith(path string, opts *RunOptions) (*Model, error) {
+	return c.modelFrom(func(cp unsafe.Pointer) (unsafe.Pointer, error) {
+		op, giveBack, err := opts.borrowOrNil()
+		if err != nil {
+			return nil, err
+		}
+		defer giveBack()
+		return cModelLoadEx(cp, path, op)
+	})
+}
+
 // ImportONNX imports an ONNX model (a .onnx file, opsets 7 to 17) as an nnrt graph model.
 // options is nil for the defaults, or JSON text (or a map) with "batch" (true: ONNX dim 0 is the
 // batch), "batch_axis" (another ONNX dim that is, e.g. 1 for a time-major [T, N, F] input), "input" (the example shape, for symbolic dims) and "loss" (the final Gemm becomes an
@@ -66,6 +91,24 @@ func (c *Context) ImportONNX(path string, options any) (*Model, error) {
 		return nil, err
 	}
 	return c.modelFrom(func(cp unsafe.Pointer) (unsafe.Pointer, error) { return cModelImportONNX(cp, path, text) })
+}
+
+// ImportONNXWith is ImportONNX stopped early as opts say (nil: never): checked before and after the
+// converter parses and converts the file, after the model is built and before each parameter's
+// upload; a stopped import is ErrCancelled or ErrDeadlineExceeded and makes no model.
+func (c *Context) ImportONNXWith(path string, options any, opts *RunOptions) (*Model, error) {
+	text, err := toJSON(options)
+	if err != nil {
+		return nil, err
+	}
+	return c.modelFrom(func(cp unsafe.Pointer) (unsafe.Pointer, error) {
+		op, giveBack, err := opts.borrowOrNil()
+		if err != nil {
+			return nil, err
+		}
+		defer giveBack()
+		return cModelImportONNXEx(cp, path, text, op)
+	})
 }
 
 // ImportONNXBytes is ImportONNX from the contents of a .onnx file; nnrt keeps no reference to
@@ -114,6 +157,105 @@ func (m *Model) Predict(input *Array) (*Array, error) {
 		return nil, err
 	}
 	return wrapArray(p)
+}
+
+// PredictWith is Predict stopped early as opts say (nil: never): after opts.Cancel (until
+// opts.Reset) it returns ErrCancelled, past the options' timeout ErrDeadlineExceeded. A stopped
+// call gives no output and leaves the model usable at once.
+func (m *Model) PredictWith(input *Array, opts *RunOptions) (*Array, error) {
+	ptrs, giveBack, err := borrowAll([]*cHandle{m.handle(), input.handle()})
+	if err != nil {
+		return nil, err
+	}
+	defer giveBack()
+	op, giveBackOpts, err := opts.borrowOrNil()
+	if err != nil {
+		return nil, err
+	}
+	defer giveBackOpts()
+	p, err := cModelPredictEx(ptrs[0], ptrs[1], op)
+	if err != nil {
+		return nil, err
+	}
+	return wrapArray(p)
+}
+
+// OutputShape returns the shape of the prediction for a batch of batch examples:
+// [batch, <output shape>].
+func (m *Model) OutputShape(batch int64) ([]int64, error) {
+	p, err := m.handle().borrow()
+	if err != nil {
+		return nil, err
+	}
+	defer m.h.giveBack()
+	return cModelOutputShape(p, batch)
+}
+
+// PredictInto runs the model on a batch held in a Go slice and writes the prediction into
+// another, without copying either: input holds the row-major elements of a batch shaped shape
+// ([N, <input shape>]), and output exactly the elements of OutputShape(N). nnrt reads and writes
+// the slices in place during this one call only (nnrt_array_wrap_host and
+// nnrt_model_predict_into, done in one cgo call) and keeps nothing afterwards, so the caller may
+// change input and call again. On a backend whose arrays are not in host memory (a GPU) the
+// input is copied to the device and the prediction back instead, with the same result. Safe to
+// call from many goroutines at once with different outputs. On failure the contents of output
+// are unspecified.
+func (m *Model) PredictInto(input []float32, shape []int64, output []float32) error {
+	return m.PredictIntoWith(input, shape, output, nil)
+}
+
+// PredictIntoWith is PredictInto stopped early as opts say (nil: never): ErrCancelled or
+// ErrDeadlineExceeded.
+func (m *Model) PredictIntoWith(input []float32, shape []int64, output []float32, opts *RunOptions) error {
+	if len(shape) == 0 {
+		return bindingError(ErrShape, "the shape is [], a scalar; a batch [N, <input shape>] is expected")
+	}
+	needed, err := elementCount(shape)
+	if err != nil {
+		return err
+	}
+	if needed != len(input) {
+		return bindingError(ErrInvalidArgument, "input holds %d elements; shape %v needs %d", len(input), shape, needed)
+	}
+	p, err := m.handle().borrow()
+	if err != nil {
+		return err
+	}
+	defer m.h.giveBack()
+	outShape, err := cModelOutputShape(p, shape[0])
+	if err != nil {
+		return err
+	}
+	if needed, err = elementCount(outShape); err != nil {
+		return err
+	}
+	if needed != len(output) {
+		return bindingError(ErrShape, "output holds %d elements; the prediction for a batch of %d is %v, %d elements",
+			len(output), shape[0], outShape, needed)
+	}
+	op, giveBackOpts, err := opts.borrowOrNil()
+	if err != nil {
+		return err
+	}
+	defer giveBackOpts()
+	return cModelPredictIntoHost(p, m.ctx, F32, shape, slicePtr(input), byteLen(input), outShape,
+		slicePtr(output), byteLen(output), op)
+}
+
+// elementCount is the number of elements of a shape; a negative dimension or an overflowing count
+// is refused as nnrt would refuse it.
+func elementCount(shape []int64) (int, error) {
+	count := int64(1)
+	for _, d := range shape {
+		if d < 0 {
+			return 0, bindingError(ErrInvalidArgument, "shape %v has a negative dimension", shape)
+		}
+		if d != 0 && count > math.MaxInt/d {
+			return 0, bindingError(ErrInvalidArgument, "shape %v holds too many elements", shape)
+		}
+		count *= d
+	}
+	return int(count), nil
 }
 
 // Generate returns up to maxTokens tokens continuing prompt (token ids) with a token model such as
@@ -191,6 +333,26 @@ func (m *Model) Evaluate(data *Dataset) (*Evaluation, error) {
 	}
 	defer giveBack()
 	p, err := cModelEvaluate(ptrs[0], ptrs[1])
+	if err != nil {
+		return nil, err
+	}
+	return wrapEvaluation(p), nil
+}
+
+// EvaluateWith is Evaluate stopped early as opts say (nil: never; checked between batches and
+// before every op): ErrCancelled or ErrDeadlineExceeded, and no evaluation.
+func (m *Model) EvaluateWith(data *Dataset, opts *RunOptions) (*Evaluation, error) {
+	ptrs, giveBack, err := borrowAll([]*cHandle{m.handle(), data.handle()})
+	if err != nil {
+		return nil, err
+	}
+	defer giveBack()
+	op, giveBackOpts, err := opts.borrowOrNil()
+	if err != nil {
+		return nil, err
+	}
+	defer giveBackOpts()
+	p, err := cModelEvaluateEx(ptrs[0], ptrs[1], op)
 	if err != nil {
 		return nil, err
 	}

@@ -29,7 +29,8 @@ func TestStatusNames(t *testing.T) {
 	cases := map[nnrt.Status]string{
 		nnrt.OK: "NNRT_OK", nnrt.ErrInvalidArgument: "NNRT_ERR_INVALID_ARGUMENT",
 		nnrt.ErrShape: "NNRT_ERR_SHAPE", nnrt.ErrCancelled: "NNRT_ERR_CANCELLED",
-		nnrt.ErrInternal: "NNRT_ERR_INTERNAL", nnrt.Status(999): "NNRT_ERR_UNKNOWN",
+		nnrt.ErrInternal: "NNRT_ERR_INTERNAL", nnrt.ErrDeadlineExceeded: "NNRT_ERR_DEADLINE_EXCEEDED",
+		nnrt.Status(999): "NNRT_ERR_UNKNOWN",
 	}
 	for s, want := range cases {
 		if s.String() != want {

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 use crate::error::{Error, Result, Status, c_options, check, options_ptr};
 use crate::sys;
@@ -14,13 +15,32 @@ use crate::text::read_string;
 /// scoped threads. Everything made from a context keeps it alive, so dropping the `Context` before
 /// its arrays, models or datasets is safe.
 pub struct Context {
-    raw: NonNull<sys::nnrt_context>,
+    handle: Arc<ContextHandle>,
 }
 
+/// The caller's reference to a C context, released when the last holder goes: the [`Context`] and
+/// the models made from it, which need a context of their own backend and device to lend Rust
+/// memory to nnrt ([`Model::predict_into`](crate::Model::predict_into)).
+pub(crate) struct ContextHandle(NonNull<sys::nnrt_context>);
+
 // SAFETY: the C API states contexts may be shared between threads.
-unsafe impl Send for Context {}
+unsafe impl Send for ContextHandle {}
 // SAFETY: as above; every function taking a context is safe to call concurrently.
-unsafe impl Sync for Context {}
+unsafe impl Sync for ContextHandle {}
+
+impl ContextHandle {
+    pub(crate) fn as_raw(&self) -> *mut sys::nnrt_context {
+        self.0.as_ptr()
+    }
+}
+
+impl Drop for ContextHandle {
+    fn drop(&mut self) {
+        // SAFETY: the handle is live and released exactly once, by its last holder; objects made
+        // from it hold their own reference inside nnrt.
+        unsafe { sys::nnrt_context_release(self.0.as_ptr()) }
+    }
+}
 
 impl Context {
     /// A context with the default options: the best usable backend, device 0, a thread per CPU.
@@ -36,7 +56,7 @@ impl Context {
         let mut raw = std::ptr::null_mut();
         // SAFETY: options is NULL or a valid C string; raw receives the new handle.
         check(unsafe { sys::nnrt_context_create(options_ptr(&options), &mut raw) })?;
-        Ok(Context { raw: non_null(raw, "nnrt_context_create")? })
+        Ok(Context { handle: Arc::new(ContextHandle(non_null(raw, "nnrt_context_create")?)) })
     }
 
     /// The context as JSON text: version, abi, the selected backend and device, threads, every
@@ -44,26 +64,24 @@ impl Context {
     /// cache statistics. Parse it with [`json::Value::parse`](crate::json::Value::parse).
     pub fn describe(&self) -> Result<String> {
         // SAFETY: the handle is live and the closure passes read_string's buffer through.
-        read_string(|buf, cap, len| unsafe { sys::nnrt_context_describe(self.raw.as_ptr(), buf, cap, len) })
+        read_string(|buf, cap, len| unsafe { sys::nnrt_context_describe(self.as_raw(), buf, cap, len) })
     }
 
-    /// The raw handle, for calls through [`sys`]. It stays owned by this `Context`.
+    /// The raw handle, for calls through [`sys`]. It stays owned by this `Context` and the models
+    /// made from it.
     pub fn as_raw(&self) -> *mut sys::nnrt_context {
-        self.raw.as_ptr()
+        self.handle.as_raw()
     }
-}
 
-impl Drop for Context {
-    fn drop(&mut self) {
-        // SAFETY: the handle is live and released exactly once; objects made from it hold their own
-        // reference.
-        unsafe { sys::nnrt_context_release(self.raw.as_ptr()) }
+    /// A shared reference to the C context, for objects that must call nnrt with it later.
+    pub(crate) fn shared(&self) -> Arc<ContextHandle> {
+        Arc::clone(&self.handle)
     }
 }
 
 impl fmt::Debug for Context {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Context").field("raw", &self.raw).finish()
+        f.debug_struct("Context").field("raw", &self.handle.0).finish()
     }
 }
 

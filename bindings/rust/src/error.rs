@@ -32,10 +32,13 @@ pub enum Status {
     Corrupt,
     /// A file or plugin from an incompatible version.
     Version,
-    /// Stopped by [`Trainer::cancel`](crate::Trainer::cancel) or a [`CancelHandle`](crate::CancelHandle).
+    /// Stopped by [`Trainer::cancel`](crate::Trainer::cancel), a [`CancelHandle`](crate::CancelHandle),
+    /// [`RunOptions::cancel`](crate::RunOptions::cancel) or an abort callback.
     Cancelled,
     /// A bug in nnrt: please report it with the message.
     Internal,
+    /// A call ran past its [`RunOptions`](crate::RunOptions)' timeout.
+    DeadlineExceeded,
     /// A status this binding does not know (from a newer library), with its raw value.
     Unknown(i32),
 }
@@ -57,6 +60,7 @@ impl Status {
             sys::NNRT_ERR_VERSION => Status::Version,
             sys::NNRT_ERR_CANCELLED => Status::Cancelled,
             sys::NNRT_ERR_INTERNAL => Status::Internal,
+            sys::NNRT_ERR_DEADLINE_EXCEEDED => Status::DeadlineExceeded,
             other => Status::Unknown(other),
         })
     }
@@ -76,6 +80,7 @@ impl Status {
             Status::Version => sys::NNRT_ERR_VERSION,
             Status::Cancelled => sys::NNRT_ERR_CANCELLED,
             Status::Internal => sys::NNRT_ERR_INTERNAL,
+            Status::DeadlineExceeded => sys::NNRT_ERR_DEADLINE_EXCEEDED,
             Status::Unknown(raw) => raw,
         }
     }

@@ -10,7 +10,8 @@
 //! Thread safety follows the C API: contexts and models are `Send + Sync`; arrays, datasets and
 //! evaluations are `Send + Sync` (they are immutable once made); a trainer is `Send` only (one
 //! thread at a time), and a running [`Trainer::fit`] is stopped from any thread through a
-//! [`CancelHandle`].
+//! [`CancelHandle`]. [`RunOptions`] stop predictions, evaluations and loads the same way, or after a
+//! timeout; [`Model::predict_into`] predicts from one Rust slice into another without copying.
 //!
 //! Configuration is JSON text, as in the C API; `""` stands for "the defaults" wherever options are
 //! optional. [`json::Value`] reads the JSON nnrt returns.
@@ -46,6 +47,7 @@ mod log;
 mod model;
 mod op;
 mod progress;
+mod run_options;
 pub mod sys;
 mod text;
 mod trainer;
@@ -61,5 +63,6 @@ pub use half::{BF16, F16};
 pub use log::{LogLevel, reset_log_callback, set_log_callback};
 pub use model::Model;
 pub use progress::{DeviceLoad, Progress};
+pub use run_options::RunOptions;
 pub use trainer::{CancelHandle, Trainer};
 pub use version::{ABI_VERSION, HEADER_VERSION, abi_version, check_abi, version};

@@ -46,10 +46,12 @@ pub const NNRT_ERR_IO: nnrt_status = 8;
 pub const NNRT_ERR_CORRUPT: nnrt_status = 9;
 /// A file or plugin from an incompatible version.
 pub const NNRT_ERR_VERSION: nnrt_status = 10;
-/// Stopped by `nnrt_trainer_cancel`.
+/// Stopped by `nnrt_trainer_cancel`, `nnrt_run_options_cancel` or an abort callback.
 pub const NNRT_ERR_CANCELLED: nnrt_status = 11;
 /// A bug in nnrt.
 pub const NNRT_ERR_INTERNAL: nnrt_status = 12;
+/// A call ran past its run options' timeout.
+pub const NNRT_ERR_DEADLINE_EXCEEDED: nnrt_status = 13;
 
 /// Log level: debug.
 pub const NNRT_LOG_DEBUG: c_int = 0;
@@ -89,6 +91,8 @@ opaque! {
     nnrt_trainer,
     /// Metrics of a model on a dataset.
     nnrt_evaluation,
+    /// Cancellation and a timeout for calls that run long.
+    nnrt_run_options,
 }
 
 /// `nnrt_dtype`: see the `NNRT_DTYPE_*` constants.
@@ -159,6 +163,12 @@ const _: () = {
     assert!(std::mem::size_of::<nnrt_progress>() == 104);
 };
 
+/// `nnrt_release_fn`: called once when nnrt no longer uses memory lent with `nnrt_array_wrap_host`.
+pub type nnrt_release_fn = Option<unsafe extern "C" fn(data: *mut c_void, user: *mut c_void)>;
+
+/// `nnrt_abort_fn`: asked before each op and stage of a call run with the options; nonzero stops it.
+pub type nnrt_abort_fn = Option<unsafe extern "C" fn(user: *mut c_void) -> c_int>;
+
 /// `nnrt_token_fn`: sees each generated token; nonzero stops generation.
 pub type nnrt_token_fn = Option<unsafe extern "C" fn(token: i64, user: *mut c_void) -> c_int>;
 
@@ -210,6 +220,21 @@ unsafe extern "C" {
         nbytes: usize,
         out: *mut *mut nnrt_array,
     ) -> nnrt_status;
+    /// Makes an array of the caller's host memory, without copying; release(data, user) is called
+    /// once nnrt no longer uses it. NNRT_ERR_UNSUPPORTED on a backend whose arrays are not in host
+    /// memory.
+    pub fn nnrt_array_wrap_host(
+        ctx: *mut nnrt_context,
+        dtype: nnrt_dtype,
+        ndim: i32,
+        shape: *const i64,
+        strides: *const i64,
+        data: *mut c_void,
+        nbytes: usize,
+        release: nnrt_release_fn,
+        user: *mut c_void,
+        out: *mut *mut nnrt_array,
+    ) -> nnrt_status;
     /// Copies an array's elements into exactly nbytes of host memory.
     pub fn nnrt_array_to_host(a: *const nnrt_array, data: *mut c_void, nbytes: usize) -> nnrt_status;
     /// Reads an array's dtype, rank and shape (room for NNRT_MAX_DIMS); any may be NULL.
@@ -234,6 +259,24 @@ unsafe extern "C" {
         n_outputs: i32,
     ) -> nnrt_status;
 
+    // Run options.
+    /// Creates run options: not cancelled, no timeout, no abort callback.
+    pub fn nnrt_run_options_create(out: *mut *mut nnrt_run_options) -> nnrt_status;
+    /// Releases run options; no call may be running with them. NULL does nothing.
+    pub fn nnrt_run_options_release(o: *mut nnrt_run_options);
+    /// Cancels every running and later call with these options until reset; safe from any thread.
+    pub fn nnrt_run_options_cancel(o: *mut nnrt_run_options) -> nnrt_status;
+    /// Clears a cancellation.
+    pub fn nnrt_run_options_reset(o: *mut nnrt_run_options) -> nnrt_status;
+    /// Gives each call at most `seconds` (0 removes the limit).
+    pub fn nnrt_run_options_set_timeout(o: *mut nnrt_run_options, seconds: f64) -> nnrt_status;
+    /// Sets the abort callback (None removes it).
+    pub fn nnrt_run_options_set_abort_callback(
+        o: *mut nnrt_run_options,
+        fn_: nnrt_abort_fn,
+        user: *mut c_void,
+    ) -> nnrt_status;
+
     // Models.
     /// Builds a model from a JSON config.
     pub fn nnrt_model_create(
@@ -243,6 +286,13 @@ unsafe extern "C" {
     ) -> nnrt_status;
     /// Loads a model saved by nnrt_model_save or nnrt_trainer_save.
     pub fn nnrt_model_load(ctx: *mut nnrt_context, path: *const c_char, out: *mut *mut nnrt_model) -> nnrt_status;
+    /// As nnrt_model_load, stopped early as options say (NULL: never).
+    pub fn nnrt_model_load_ex(
+        ctx: *mut nnrt_context,
+        path: *const c_char,
+        options: *const nnrt_run_options,
+        out: *mut *mut nnrt_model,
+    ) -> nnrt_status;
     /// Saves a model atomically as one safetensors file.
     pub fn nnrt_model_save(m: *const nnrt_model, path: *const c_char) -> nnrt_status;
     /// Imports an ONNX model file (options_json may be NULL).
@@ -250,6 +300,14 @@ unsafe extern "C" {
         ctx: *mut nnrt_context,
         path: *const c_char,
         options_json: *const c_char,
+        out: *mut *mut nnrt_model,
+    ) -> nnrt_status;
+    /// As nnrt_model_import_onnx, stopped early as run_options say (NULL: never).
+    pub fn nnrt_model_import_onnx_ex(
+        ctx: *mut nnrt_context,
+        path: *const c_char,
+        options_json: *const c_char,
+        run_options: *const nnrt_run_options,
         out: *mut *mut nnrt_model,
     ) -> nnrt_status;
     /// Imports an ONNX model from memory.
@@ -270,6 +328,22 @@ unsafe extern "C" {
         input: *const nnrt_array,
         output: *mut *mut nnrt_array,
     ) -> nnrt_status;
+    /// As nnrt_model_predict, stopped early as options say (NULL: never).
+    pub fn nnrt_model_predict_ex(
+        m: *mut nnrt_model,
+        input: *const nnrt_array,
+        options: *const nnrt_run_options,
+        output: *mut *mut nnrt_array,
+    ) -> nnrt_status;
+    /// Writes the prediction into a caller-made F32 output array; keeps no reference to either.
+    pub fn nnrt_model_predict_into(
+        m: *mut nnrt_model,
+        input: *const nnrt_array,
+        output: *mut nnrt_array,
+        options: *const nnrt_run_options,
+    ) -> nnrt_status;
+    /// The prediction's shape for a batch (room for NNRT_MAX_DIMS entries).
+    pub fn nnrt_model_output_shape(m: *const nnrt_model, batch: i64, ndim: *mut i32, shape: *mut i64) -> nnrt_status;
     /// Generates up to max_tokens tokens continuing prompt into tokens; on_token may be None.
     pub fn nnrt_model_generate(
         m: *mut nnrt_model,
@@ -294,6 +368,14 @@ unsafe extern "C" {
     pub fn nnrt_model_evaluate(
         m: *mut nnrt_model,
         data: *mut nnrt_dataset,
+        out: *mut *mut nnrt_evaluation,
+    ) -> nnrt_status;
+
+    /// As nnrt_model_evaluate, stopped early as options say (NULL: never).
+    pub fn nnrt_model_evaluate_ex(
+        m: *mut nnrt_model,
+        data: *mut nnrt_dataset,
+        options: *const nnrt_run_options,
         out: *mut *mut nnrt_evaluation,
     ) -> nnrt_status;
 

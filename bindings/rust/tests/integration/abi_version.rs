@@ -36,8 +36,9 @@ fn context_description_reports_the_same_versions() {
 fn status_names_and_dtype_sizes_come_from_the_library() {
     assert_eq!(Status::Shape.name(), "NNRT_ERR_SHAPE");
     assert_eq!(Status::Cancelled.name(), "NNRT_ERR_CANCELLED");
+    assert_eq!(Status::DeadlineExceeded.name(), "NNRT_ERR_DEADLINE_EXCEEDED");
     assert_eq!(Status::Unknown(999).name(), "NNRT_ERR_UNKNOWN");
-    for raw in 1..=12 {
+    for raw in 1..=13 {
         let status = Status::from_raw(raw).unwrap();
         assert_eq!(status.raw(), raw);
         assert!(!matches!(status, Status::Unknown(_)), "status {raw} is known to the header");
