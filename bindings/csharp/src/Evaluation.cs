@@ -2,7 +2,7 @@ using System;
 
 namespace Nnrt
 {
-    /// <summary>Metrics of a model on a dataset (nnrt_evaluation), from <see cref="Model.Evaluate"/>.</summary>
+    /// <summary>Metrics of a model on a dataset (nnrt_evaluation), from <see cref="Model.Evaluate(Dataset)"/>.</summary>
     public sealed class Evaluation : IDisposable
     {
         /// <summary>The owned native handle.</summary>

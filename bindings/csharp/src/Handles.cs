@@ -90,6 +90,16 @@ namespace Nnrt
         protected override void Free(IntPtr p) { Native.nnrt_trainer_release(p); }
     }
 
+    /// <summary>An owned nnrt_run_options*.</summary>
+    public sealed class RunOptionsHandle : NnrtHandle
+    {
+        /// <summary>An empty handle, filled in by the marshaler.</summary>
+        public RunOptionsHandle() { }
+        /// <summary>nnrt_run_options_release, which must not race with a call running with the options:
+        /// the marshaler's reference count defers this until every such call has returned.</summary>
+        protected override void Free(IntPtr p) { Native.nnrt_run_options_release(p); }
+    }
+
     /// <summary>An owned nnrt_evaluation*.</summary>
     public sealed class EvaluationHandle : NnrtHandle
     {

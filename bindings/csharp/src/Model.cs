@@ -1,10 +1,12 @@
 using System;
+using System.Runtime.InteropServices;
 
 namespace Nnrt
 {
     /// <summary>A network built from a JSON config, with its parameters (nnrt_model). Safe to share
     /// between threads: Predict may run on several threads at once, also while a trainer trains it.
-    /// A trainer keeps its model alive, so disposing the model first is fine.</summary>
+    /// A trainer keeps its model alive, so disposing the model first is fine. The overloads that take
+    /// <see cref="RunOptions"/> can be stopped early: cancelled from another thread, or past a timeout.</summary>
     public sealed class Model : IDisposable
     {
         /// <summary>The owned native handle.</summary>
@@ -41,6 +43,21 @@ namespace Nnrt
             return new Model(context, handle);
         }
 
+        /// <summary>As <see cref="Load(Context, string)"/>, stopped early as options say (null: never): they are
+        /// checked before reading, after reading and checking, after building the model and before each
+        /// parameter's upload.</summary>
+        /// <exception cref="NnrtException">As Load; Cancelled or DeadlineExceeded when stopped (no model is
+        /// made).</exception>
+        public static Model Load(Context context, string path, RunOptions options)
+        {
+            if (options == null) return Load(context, path);
+            ModelHandle handle;
+            RunOptions.Begin(options);
+            Status status = Native.nnrt_model_load_ex(context.Handle, Utf8.Encode(path), options.Handle, out handle);
+            RunOptions.Finish(options, status);
+            return new Model(context, handle);
+        }
+
         /// <summary>Imports an ONNX model (a .onnx file, opsets 7 to 17) as an nnrt graph model. optionsJson
         /// is null for the defaults or a JSON object with "batch" (true: ONNX dim 0 is the batch),
         /// "batch_axis" (another ONNX dim that is, e.g. 1 for a time-major [T, N, F] input), "input"
@@ -53,6 +70,23 @@ namespace Nnrt
             ModelHandle handle;
             Check.Ok(Native.nnrt_model_import_onnx(context.Handle, Utf8.Encode(path),
                                                    optionsJson == null ? null : Utf8.Encode(optionsJson), out handle));
+            return new Model(context, handle);
+        }
+
+        /// <summary>As <see cref="ImportOnnx(Context, string, string)"/>, stopped early as runOptions say (null:
+        /// never): they are checked before and after the converter reads the file, after the model is
+        /// built and before each parameter's upload.</summary>
+        /// <exception cref="NnrtException">As ImportOnnx; Cancelled or DeadlineExceeded when stopped (no model
+        /// is made).</exception>
+        public static Model ImportOnnx(Context context, string path, string optionsJson, RunOptions runOptions)
+        {
+            if (runOptions == null) return ImportOnnx(context, path, optionsJson);
+            ModelHandle handle;
+            RunOptions.Begin(runOptions);
+            Status status = Native.nnrt_model_import_onnx_ex(context.Handle, Utf8.Encode(path),
+                                                             optionsJson == null ? null : Utf8.Encode(optionsJson),
+                                                             runOptions.Handle, out handle);
+            RunOptions.Finish(runOptions, status);
             return new Model(context, handle);
         }
 
@@ -85,6 +119,150 @@ namespace Nnrt
             ArrayHandle output;
             Check.Ok(Native.nnrt_model_predict(Handle, input.Handle, out output));
             return new NdArray(Context, output);
+        }
+
+        /// <summary>As <see cref="Predict(NdArray)"/>, stopped early as options say (null: never).</summary>
+        /// <exception cref="NnrtException">As Predict; Cancelled (options cancelled, or the abort callback
+        /// said stop) or DeadlineExceeded (past the options' timeout) when stopped.</exception>
+        public NdArray Predict(NdArray input, RunOptions options)
+        {
+            if (input == null) throw new ArgumentNullException("input");
+            if (options == null) return Predict(input);
+            ArrayHandle output;
+            RunOptions.Begin(options);
+            Status status = Native.nnrt_model_predict_ex(Handle, input.Handle, options.Handle, out output);
+            RunOptions.Finish(options, status);
+            return new NdArray(Context, output);
+        }
+
+        /// <summary>The shape of the prediction for a batch of `batch` examples: [batch, output shape...]
+        /// (nnrt_model_output_shape); the size of <see cref="PredictInto(ReadOnlySpan{float}, long[], Span{float}, RunOptions)"/>'s output.</summary>
+        /// <exception cref="NnrtException">InvalidArgument for a negative batch.</exception>
+        public long[] OutputShape(long batch)
+        {
+            int ndim;
+            var dims = new long[NdArray.MaxDims];
+            Check.Ok(Native.nnrt_model_output_shape(Handle, batch, out ndim, dims));
+            var shape = new long[ndim];
+            Array.Copy(dims, shape, ndim);
+            return shape;
+        }
+
+        /// <summary>Writes the prediction for input into output, an F32 array shaped
+        /// <see cref="OutputShape"/>(batch) made beforehand (nnrt_model_predict_into), for instance by
+        /// <see cref="NdArray.Zeros"/>. The one call that changes an array: nothing may read or write
+        /// output meanwhile. On failure output's contents are unspecified.</summary>
+        /// <exception cref="NnrtException">As Predict; Shape or DType for a wrong output; Cancelled or
+        /// DeadlineExceeded when stopped.</exception>
+        public void PredictInto(NdArray input, NdArray output, RunOptions options = null)
+        {
+            if (input == null) throw new ArgumentNullException("input");
+            if (output == null) throw new ArgumentNullException("output");
+            RunOptions.Begin(options);
+            Status status = options == null
+                ? Native.nnrt_model_predict_into_no_options(Handle, input.Handle, output.Handle, IntPtr.Zero)
+                : Native.nnrt_model_predict_into(Handle, input.Handle, output.Handle, options.Handle);
+            RunOptions.Finish(options, status);
+        }
+
+        /// <summary>Runs the model on a batch of row-major F32 values in the caller's memory, input shaped
+        /// `shape` ([N, input shape...]), and writes the prediction, row-major, into output, which must
+        /// hold exactly the elements of <see cref="OutputShape"/>(N). No copy: for the duration of this
+        /// one call both spans are pinned and lent to nnrt (nnrt_array_wrap_host), which reads input where
+        /// it lies and writes its last op's result straight into output (nnrt_model_predict_into); the
+        /// wrappers are released before the call returns, and nnrt keeps nothing. On a backend whose
+        /// arrays are not in host memory (a GPU), and when the spans overlap, the values are copied
+        /// instead, with the same result. Needs the model's <see cref="Context"/> undisposed.</summary>
+        /// <exception cref="NnrtException">InvalidArgument when input does not hold the elements of shape;
+        /// Shape when output does not hold those of the prediction, or shape does not fit the model;
+        /// Cancelled or DeadlineExceeded when stopped (output's contents are then unspecified).</exception>
+        public unsafe void PredictInto(ReadOnlySpan<float> input, long[] shape, Span<float> output, RunOptions options = null)
+        {
+            if (shape == null) throw new ArgumentNullException("shape");
+            if (shape.Length == 0 || shape.Length > NdArray.MaxDims)
+                throw new NnrtException(Status.InvalidArgument, string.Format(
+                    "the input shape has {0} dimensions; expected 1 to {1}, the first the batch", shape.Length, NdArray.MaxDims));
+            long inCount = ElementsOf(shape);
+            if (inCount != input.Length)
+                throw new NnrtException(Status.InvalidArgument, string.Format(
+                    "input holds {0} floats, but shape [{1}] has {2} elements", input.Length, string.Join(", ", shape), inCount));
+            long[] outShape = OutputShape(shape[0]);
+            long outCount = ElementsOf(outShape);
+            if (outCount != output.Length)
+                throw new NnrtException(Status.Shape, string.Format(
+                    "output holds {0} floats, but the prediction for a batch of {1} has shape [{2}], {3} elements",
+                    output.Length, shape[0], string.Join(", ", outShape), outCount));
+            long inBytes = inCount * 4, outBytes = outCount * 4;
+            fixed (float* pin = &MemoryMarshal.GetReference(input))
+            fixed (float* pout = &MemoryMarshal.GetReference(output))
+            {
+                bool overlap = inCount > 0 && outCount > 0 && pin < pout + outCount && pout < pin + inCount;
+                if (overlap)
+                {
+                    PredictByCopy((IntPtr)pin, inBytes, shape, (IntPtr)pout, outBytes, options);
+                    return;
+                }
+                ArrayHandle x = null, y = null;
+                try
+                {
+                    Status status = Native.nnrt_array_wrap_host(Context.Handle, DType.F32, shape.Length, shape, null, (IntPtr)pin,
+                                                                (UIntPtr)(ulong)inBytes, null, IntPtr.Zero, out x);
+                    if (status == Status.Ok)
+                        status = Native.nnrt_array_wrap_host(Context.Handle, DType.F32, outShape.Length, outShape, null,
+                                                             (IntPtr)pout, (UIntPtr)(ulong)outBytes, null, IntPtr.Zero, out y);
+                    if (status == Status.Unsupported)
+                    {
+                        // A backend whose arrays are not in host memory cannot use the caller's.
+                        PredictByCopy((IntPtr)pin, inBytes, shape, (IntPtr)pout, outBytes, options);
+                        return;
+                    }
+                    Check.Ok(status);
+                    RunOptions.Begin(options);
+                    status = options == null
+                        ? Native.nnrt_model_predict_into_no_options(Handle, x, y, IntPtr.Zero)
+                        : Native.nnrt_model_predict_into(Handle, x, y, options.Handle);
+                    RunOptions.Finish(options, status);
+                }
+                finally
+                {
+                    // The prediction kept no reference to either array, and nothing else holds these
+                    // handles, so releasing them here, while the memory is still pinned, ends nnrt's use
+                    // of it.
+                    if (x != null) x.Dispose();
+                    if (y != null) y.Dispose();
+                }
+            }
+        }
+
+        // The prediction of a copy of the input, copied into the output: for memory nnrt cannot use in
+        // place. The caller keeps both pinned for the duration.
+        private void PredictByCopy(IntPtr input, long inBytes, long[] shape, IntPtr output, long outBytes, RunOptions options)
+        {
+            ArrayHandle x;
+            Check.Ok(Native.nnrt_array_from_host(Context.Handle, DType.F32, shape.Length, shape, input,
+                                                 (UIntPtr)(ulong)inBytes, out x));
+            using (x)
+            {
+                ArrayHandle y;
+                RunOptions.Begin(options);
+                Status status = options == null
+                    ? Native.nnrt_model_predict(Handle, x, out y)
+                    : Native.nnrt_model_predict_ex(Handle, x, options.Handle, out y);
+                RunOptions.Finish(options, status);
+                using (y) Check.Ok(Native.nnrt_array_to_host(y, output, (UIntPtr)(ulong)outBytes));
+            }
+        }
+
+        private static long ElementsOf(long[] shape)
+        {
+            long n = 1;
+            foreach (long d in shape)
+            {
+                if (d < 0)
+                    throw new NnrtException(Status.InvalidArgument, "shape [" + string.Join(", ", shape) + "] has a negative dimension");
+                n = checked(n * d);
+            }
+            return n;
         }
 
         /// <summary>Up to maxTokens tokens continuing prompt (token ids) with a token model such as a
@@ -162,6 +340,20 @@ namespace Nnrt
         {
             EvaluationHandle evaluation;
             Check.Ok(Native.nnrt_model_evaluate(Handle, data.Handle, out evaluation));
+            return new Evaluation(evaluation);
+        }
+
+        /// <summary>As <see cref="Evaluate(Dataset)"/>, stopped early as options say (null: never), checked
+        /// between batches and before every op.</summary>
+        /// <exception cref="NnrtException">As Evaluate; Cancelled or DeadlineExceeded when stopped.</exception>
+        public Evaluation Evaluate(Dataset data, RunOptions options)
+        {
+            if (data == null) throw new ArgumentNullException("data");
+            if (options == null) return Evaluate(data);
+            EvaluationHandle evaluation;
+            RunOptions.Begin(options);
+            Status status = Native.nnrt_model_evaluate_ex(Handle, data.Handle, options.Handle, out evaluation);
+            RunOptions.Finish(options, status);
             return new Evaluation(evaluation);
         }
 

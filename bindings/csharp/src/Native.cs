@@ -33,6 +33,12 @@ namespace Nnrt
         internal delegate int ProgressFn(IntPtr progress, IntPtr user);
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate int TokenFn(long token, IntPtr user);
+        /// <summary>nnrt_release_fn.</summary>
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void ReleaseFn(IntPtr data, IntPtr user);
+        /// <summary>nnrt_abort_fn.</summary>
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate int AbortFn(IntPtr user);
 
         // Version and errors
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
@@ -63,6 +69,12 @@ namespace Nnrt
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern Status nnrt_array_from_host(ContextHandle ctx, DType dtype, int ndim, long[] shape,
                                                            IntPtr data, UIntPtr nbytes, out ArrayHandle array);
+        // strides: null for row-major. The binding lends memory for one call and releases the array
+        // before unpinning it, so it passes no release callback (null).
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern Status nnrt_array_wrap_host(ContextHandle ctx, DType dtype, int ndim, long[] shape,
+                                                           long[] strides, IntPtr data, UIntPtr nbytes,
+                                                           ReleaseFn release, IntPtr user, out ArrayHandle array);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern Status nnrt_array_to_host(ArrayHandle a, IntPtr data, UIntPtr nbytes);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
@@ -76,15 +88,35 @@ namespace Nnrt
         internal static extern Status nnrt_op(ContextHandle ctx, byte[] name, IntPtr[] inputs, int nInputs,
                                               byte[] attrsJson, [Out] IntPtr[] outputs, int nOutputs);
 
+        // Run options
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern Status nnrt_run_options_create(out RunOptionsHandle o);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern void nnrt_run_options_release(IntPtr o);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern Status nnrt_run_options_cancel(RunOptionsHandle o);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern Status nnrt_run_options_reset(RunOptionsHandle o);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern Status nnrt_run_options_set_timeout(RunOptionsHandle o, double seconds);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern Status nnrt_run_options_set_abort_callback(RunOptionsHandle o, AbortFn fn, IntPtr user);
+
         // Models
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern Status nnrt_model_create(ContextHandle ctx, byte[] configJson, out ModelHandle m);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern Status nnrt_model_load(ContextHandle ctx, byte[] path, out ModelHandle m);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern Status nnrt_model_load_ex(ContextHandle ctx, byte[] path, RunOptionsHandle options,
+                                                         out ModelHandle m);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern Status nnrt_model_save(ModelHandle m, byte[] path);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern Status nnrt_model_import_onnx(ContextHandle ctx, byte[] path, byte[] options, out ModelHandle m);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern Status nnrt_model_import_onnx_ex(ContextHandle ctx, byte[] path, byte[] options,
+                                                                RunOptionsHandle runOptions, out ModelHandle m);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern Status nnrt_model_import_onnx_memory(ContextHandle ctx, byte[] data, UIntPtr nbytes,
                                                                     byte[] options, out ModelHandle m);
@@ -94,6 +126,18 @@ namespace Nnrt
         internal static extern void nnrt_model_release(IntPtr m);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern Status nnrt_model_predict(ModelHandle m, ArrayHandle input, out ArrayHandle output);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern Status nnrt_model_predict_ex(ModelHandle m, ArrayHandle input, RunOptionsHandle options,
+                                                            out ArrayHandle output);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern Status nnrt_model_predict_into(ModelHandle m, ArrayHandle input, ArrayHandle output,
+                                                              RunOptionsHandle options);
+        // The same entry point with options == NULL: never stopped.
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, EntryPoint = "nnrt_model_predict_into")]
+        internal static extern Status nnrt_model_predict_into_no_options(ModelHandle m, ArrayHandle input,
+                                                                         ArrayHandle output, IntPtr options);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern Status nnrt_model_output_shape(ModelHandle m, long batch, out int ndim, [Out] long[] shape);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern Status nnrt_model_generate(ModelHandle m, long[] prompt, UIntPtr promptLen, byte[] optionsJson,
                                                           long[] tokens, UIntPtr maxTokens, out UIntPtr nTokens,
@@ -108,6 +152,9 @@ namespace Nnrt
         internal static extern Status nnrt_model_set_param(ModelHandle m, byte[] name, ArrayHandle value);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern Status nnrt_model_evaluate(ModelHandle m, DatasetHandle data, out EvaluationHandle e);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern Status nnrt_model_evaluate_ex(ModelHandle m, DatasetHandle data, RunOptionsHandle options,
+                                                             out EvaluationHandle e);
 
         // Datasets
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]

@@ -16,10 +16,20 @@ namespace Nnrt
             Status = status;
         }
 
+        /// <summary>Creates the exception for a status and its message, caused by another exception (an
+        /// abort callback's that stopped the call).</summary>
+        public NnrtException(Status status, string message, Exception innerException)
+            : base(message, innerException)
+        {
+            Status = status;
+        }
+
         /// <summary>"NNRT_ERR_SHAPE: message", as the C examples print it.</summary>
         public override string ToString()
         {
-            return Library.StatusName(Status) + ": " + Message + Environment.NewLine + StackTrace;
+            string text = Library.StatusName(Status) + ": " + Message + Environment.NewLine + StackTrace;
+            if (InnerException != null) text += Environment.NewLine + "caused by " + InnerException;
+            return text;
         }
     }
 

@@ -27,9 +27,13 @@ namespace Nnrt
         Corrupt = 9,
         /// <summary>NNRT_ERR_VERSION: a file or plugin from an incompatible version.</summary>
         Version = 10,
-        /// <summary>NNRT_ERR_CANCELLED: stopped by <see cref="Trainer.Cancel"/>.</summary>
+        /// <summary>NNRT_ERR_CANCELLED: stopped by <see cref="Trainer.Cancel"/>, <see cref="RunOptions.Cancel"/>
+        /// or a run options' abort callback.</summary>
         Cancelled = 11,
         /// <summary>NNRT_ERR_INTERNAL: a bug in nnrt; please report it with the message.</summary>
         Internal = 12,
+        /// <summary>NNRT_ERR_DEADLINE_EXCEEDED: a call ran past its run options' timeout
+        /// (<see cref="RunOptions.TimeoutSeconds"/>); the message gives the limit and the time it ran.</summary>
+        DeadlineExceeded = 13,
     }
 }

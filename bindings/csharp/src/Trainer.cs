@@ -114,7 +114,7 @@ namespace Nnrt
             finally { Exit(); }
         }
 
-        /// <summary>Saves the model and the optimizer state atomically; <see cref="Model.Load"/> reads the
+        /// <summary>Saves the model and the optimizer state atomically; <see cref="Model.Load(Context, string)"/> reads the
         /// file too.</summary>
         public void Save(string path)
         {

@@ -37,7 +37,7 @@ namespace Nnrt.Tests
                 { Status.Backend, "NNRT_ERR_BACKEND" }, { Status.NoDevice, "NNRT_ERR_NO_DEVICE" },
                 { Status.Io, "NNRT_ERR_IO" }, { Status.Corrupt, "NNRT_ERR_CORRUPT" },
                 { Status.Version, "NNRT_ERR_VERSION" }, { Status.Cancelled, "NNRT_ERR_CANCELLED" },
-                { Status.Internal, "NNRT_ERR_INTERNAL" },
+                { Status.Internal, "NNRT_ERR_INTERNAL" }, { Status.DeadlineExceeded, "NNRT_ERR_DEADLINE_EXCEEDED" },
             };
             Assert.Equal(names.Count, Enum.GetValues(typeof(Status)).Length, "number of statuses");
             foreach (var pair in names) Assert.Equal(pair.Value, Library.StatusName(pair.Key), pair.Key.ToString());

@@ -11,7 +11,7 @@ reference for what every call does), with NumPy arrays in and out.
         trainer.fit((x, y), epochs=5, progress=lambda p: p.epoch_end and print(p.validation_score))
         print(model.evaluate(x, y).accuracy, model.predict(x[:2]))
 
-Every handle (Context, Array, Model, Dataset, Trainer, Evaluation) has close() and works with
+Every handle (Context, Array, Model, Dataset, Trainer, Evaluation, RunOptions) has close() and works with
 `with`; what is made from a handle keeps it alive, so any close order is safe. Failures raise
 nnrt.Error subclasses carrying `.status` and `.message`. The library is found through NNRT_LIB_DIR,
 pkg-config, the system loader, a copy bundled in the package, or the checkout's build folder, or
@@ -27,20 +27,21 @@ from ._capi import load_library
 from .array import Array, DType
 from .context import Context
 from .dataset import Dataset
-from .errors import (BackendError, CancelledError, ClosedError, CorruptError, DtypeError, Error, InternalError,
-                     InvalidArgumentError, IoError, NoDeviceError, OutOfMemoryError, ShapeError, Status,
-                     UnsupportedError, VersionError)
+from .errors import (BackendError, CancelledError, ClosedError, CorruptError, DeadlineExceededError, DtypeError, Error,
+                     InternalError, InvalidArgumentError, IoError, NoDeviceError, OutOfMemoryError, ShapeError,
+                     Status, UnsupportedError, VersionError)
 from .evaluation import Evaluation
 from .model import Model
+from .run_options import RunOptions
 from .trainer import Progress, Trainer
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Array", "BackendError", "CancelledError", "ClosedError", "Context", "CorruptError", "DType", "Dataset",
-    "DtypeError", "Error", "Evaluation", "InternalError", "InvalidArgumentError", "IoError", "Model",
-    "NoDeviceError", "OutOfMemoryError", "Progress", "ShapeError", "Status", "Trainer", "UnsupportedError",
-    "VersionError", "LOG_DEBUG", "LOG_INFO", "LOG_WARN", "LOG_ERROR", "abi_version", "library_path",
+    "DeadlineExceededError", "DtypeError", "Error", "Evaluation", "InternalError", "InvalidArgumentError", "IoError",
+    "Model", "NoDeviceError", "OutOfMemoryError", "Progress", "RunOptions", "ShapeError", "Status", "Trainer",
+    "UnsupportedError", "VersionError", "LOG_DEBUG", "LOG_INFO", "LOG_WARN", "LOG_ERROR", "abi_version", "library_path",
     "load_library", "set_log_callback", "status_name", "version",
 ]
 

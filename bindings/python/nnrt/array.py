@@ -1,21 +1,24 @@
 """nnrt arrays and their dtypes, to and from NumPy.
 
-Where copies happen (the C API has no caller-owned buffers yet): an Array made from a NumPy array is
-one copy, made by nnrt_array_from_host straight from the NumPy array's memory when it is C-contiguous,
-native-endian and of an nnrt dtype (otherwise NumPy makes a contiguous copy first, a second one);
-Array.numpy() is one copy, nnrt_array_to_host writing straight into the new NumPy array's memory.
+Where copies happen: an Array made from a NumPy array (Context.array) is one copy, made by
+nnrt_array_from_host straight from the NumPy array's memory when it is C-contiguous, native-endian
+and of an nnrt dtype (otherwise NumPy makes a contiguous copy first, a second one); Array.numpy() is
+one copy, nnrt_array_to_host writing straight into the new NumPy array's memory. wrap_numpy makes an
+Array over a NumPy array's own memory, strides and all, with no copy (nnrt_array_wrap_host); the
+model's predictions use it for their float32 inputs and predict_into's output.
 """
 from __future__ import annotations
 
 import ctypes
 import enum
-from typing import Any, Optional, Tuple, Union
+import itertools
+from typing import Any, Dict, Optional, Tuple, Union
 
 import numpy as np
 
 from . import _capi
 from ._core import Handle, Ref, check, dumps, new_ref, read_value
-from .errors import DtypeError
+from .errors import DtypeError, Status
 
 
 class DType(enum.IntEnum):
@@ -160,6 +163,65 @@ def from_numpy(ctx: Ref, data: Any, dtype: Optional[DTypeLike] = None) -> Array:
     out = ctypes.c_void_p()
     check(_capi.lib().nnrt_array_from_host(ctx.ptr, int(_FROM_NUMPY[a.dtype]), ndim, shape,
                                            a.ctypes.data if a.size else None, a.nbytes, ctypes.byref(out)))
+    return Array(new_ref(out, "nnrt_array_release"))
+
+
+# NumPy arrays lent to nnrt by wrap_numpy, by the token passed to nnrt as the release callback's
+# `user`: each stays here, alive, until nnrt calls _on_release for it (once, when no nnrt array uses
+# its memory any more). The ctypes callback is made once and lives as long as the module.
+_LENT: Dict[int, np.ndarray] = {}
+_tokens = itertools.count(1)
+
+
+def _on_release(_data, user) -> None:
+    try:
+        _LENT.pop(user, None)
+    except Exception:  # noqa: BLE001 - at interpreter exit the module may be half gone
+        pass
+
+
+_RELEASE = _capi.RELEASE_FN(_on_release)
+
+
+def element_strides(a: np.ndarray) -> Optional[Tuple[int, ...]]:
+    """a's strides counted in elements, as nnrt_array_wrap_host takes them; None when one is
+    negative or not a whole number of elements (such memory must be copied)."""
+    item = a.itemsize
+    if any(s < 0 or s % item for s in a.strides):
+        return None
+    return tuple(s // item for s in a.strides)
+
+
+def wrap_numpy(ctx: Ref, a: Any) -> Optional[Array]:
+    """An Array over the memory of the NumPy array `a`, used in place (nnrt_array_wrap_host): reads
+    see a's current elements and nnrt_model_predict_into writes into them. `a` is kept alive until
+    nnrt lets go of the memory (closing the Array does, unless an nnrt view of it lives on). The
+    caller must not change `a` while nnrt may read it.
+
+    Returns None where nnrt cannot use the memory in place, for the caller to copy instead: not an
+    ndarray of an nnrt dtype in native byte order, empty, misaligned, of strides that are negative
+    or not whole elements, or a context whose arrays are not in host memory (a GPU backend)."""
+    if not isinstance(a, np.ndarray) or a.size == 0 or a.ndim > _capi.MAX_DIMS:
+        return None
+    if not a.dtype.isnative or a.dtype not in _FROM_NUMPY or a.ctypes.data % a.itemsize:
+        return None
+    strides = element_strides(a)
+    if strides is None:
+        return None
+    ndim, shape = _shape_arg(a.shape)
+    c_strides = (ctypes.c_int64 * max(ndim, 1))(*strides)
+    extent = sum((d - 1) * s for d, s in zip(a.shape, a.strides)) + a.itemsize
+    token = next(_tokens)
+    _LENT[token] = a
+    out = ctypes.c_void_p()
+    lib = _capi.lib()
+    status = lib.nnrt_array_wrap_host(ctx.ptr, int(_FROM_NUMPY[a.dtype]), ndim, shape, c_strides, a.ctypes.data,
+                                      extent, _RELEASE, token, ctypes.byref(out))
+    if status != 0:
+        _LENT.pop(token, None)  # on failure nnrt keeps nothing and never calls release
+        if status == Status.UNSUPPORTED:
+            return None
+        check(status)
     return Array(new_ref(out, "nnrt_array_release"))
 
 

@@ -9,7 +9,9 @@ from . import _capi
 from ._core import Handle, Options, check, dumps, new_ref, options_json, path_bytes, read_json
 from .array import Array, DType, DTypeLike, from_numpy, run_op, zeros
 from .dataset import Dataset, from_arrays
+from .errors import UnsupportedError
 from .model import Model
+from .run_options import RunOptions, run_call
 
 
 class Context(Handle):
@@ -84,22 +86,32 @@ class Context(Handle):
         check(_capi.lib().nnrt_model_create(self._ptr, text.encode("utf-8"), ctypes.byref(out)))
         return Model(new_ref(out, "nnrt_model_release"), self._hold())
 
-    def load_model(self, path: Union[str, os.PathLike]) -> Model:
-        """Loads a model saved by Model.save or Trainer.save (a safetensors file) onto this context."""
+    def load_model(self, path: Union[str, os.PathLike], *, run_options: Optional[RunOptions] = None) -> Model:
+        """Loads a model saved by Model.save or Trainer.save (a safetensors file) onto this context.
+        run_options (RunOptions) can stop the load between its stages: CancelledError,
+        DeadlineExceededError (no model is made)."""
         out = ctypes.c_void_p()
-        check(_capi.lib().nnrt_model_load(self._ptr, path_bytes(path), ctypes.byref(out)))
+        lib = _capi.lib()
+        if run_options is None:
+            check(lib.nnrt_model_load(self._ptr, path_bytes(path), ctypes.byref(out)))
+        else:
+            run_call(run_options, lambda o: lib.nnrt_model_load_ex(self._ptr, path_bytes(path), o, ctypes.byref(out)))
         return Model(new_ref(out, "nnrt_model_release"), self._hold())
 
     def import_onnx(self, source: Union[str, os.PathLike, bytes, bytearray, memoryview],
-                    options: Options = None, **kwargs: Any) -> Model:
+                    options: Options = None, *, run_options: Optional[RunOptions] = None, **kwargs: Any) -> Model:
         """Imports an ONNX model from a file path, or from the bytes of one (bytes or a writable
         buffer are read in place; external data then cannot be read). Options (nnrt.h,
         nnrt_model_import_onnx): batch, batch_axis, input, loss, e.g. import_onnx(path, loss="nll")
-        to train it."""
+        to train it. run_options (RunOptions) can stop an import from a path between its stages
+        (nnrt has none for an import from memory, which raises UnsupportedError with them)."""
         opts = options_json(options, kwargs)
         out = ctypes.c_void_p()
         lib = _capi.lib()
         if isinstance(source, (bytes, bytearray, memoryview)):
+            if run_options is not None:
+                raise UnsupportedError("run_options stop an ONNX import from a file only: nnrt has no run options "
+                                       "for nnrt_model_import_onnx_memory")
             # bytes go in as they are; a writable buffer through from_buffer; only a read-only
             # buffer other than bytes is copied (ctypes cannot point into it).
             if isinstance(source, bytes):
@@ -112,8 +124,11 @@ class Context(Handle):
                 else:
                     data = ctypes.addressof((ctypes.c_char * nbytes).from_buffer(view)) if nbytes else None
             check(lib.nnrt_model_import_onnx_memory(self._ptr, data, nbytes, opts, ctypes.byref(out)))
-        else:
+        elif run_options is None:
             check(lib.nnrt_model_import_onnx(self._ptr, path_bytes(source), opts, ctypes.byref(out)))
+        else:
+            run_call(run_options,
+                     lambda o: lib.nnrt_model_import_onnx_ex(self._ptr, path_bytes(source), opts, o, ctypes.byref(out)))
         return Model(new_ref(out, "nnrt_model_release"), self._hold())
 
     # --- datasets -----------------------------------------------------------------------------------

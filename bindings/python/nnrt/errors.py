@@ -22,6 +22,7 @@ class Status(enum.IntEnum):
     VERSION = 10
     CANCELLED = 11
     INTERNAL = 12
+    DEADLINE_EXCEEDED = 13
 
 
 class Error(Exception):
@@ -112,7 +113,8 @@ class VersionError(Error):
 
 
 class CancelledError(Error):
-    """NNRT_ERR_CANCELLED: training stopped by Trainer.cancel()."""
+    """NNRT_ERR_CANCELLED: training stopped by Trainer.cancel(), or a call stopped by
+    RunOptions.cancel() or its abort callback."""
     default_status = Status.CANCELLED
 
 
@@ -121,11 +123,17 @@ class InternalError(Error):
     default_status = Status.INTERNAL
 
 
+class DeadlineExceededError(Error):
+    """NNRT_ERR_DEADLINE_EXCEEDED: a call ran past its RunOptions' timeout; the message gives the
+    limit and the time it ran."""
+    default_status = Status.DEADLINE_EXCEEDED
+
+
 BY_STATUS: Dict[int, Type[Error]] = {
     cls.default_status: cls
     for cls in (InvalidArgumentError, OutOfMemoryError, ShapeError, DtypeError, UnsupportedError,
                 BackendError, NoDeviceError, IoError, CorruptError, VersionError, CancelledError,
-                InternalError)
+                InternalError, DeadlineExceededError)
 }
 
 

@@ -3,16 +3,18 @@ from __future__ import annotations
 
 import ctypes
 import os
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _capi
 from ._core import (Handle, Interruptible, Options, Ref, check, dumps, new_ref, options_json, path_bytes,
                     read_json, read_value)
-from .array import Array, from_numpy
+from .array import Array, element_strides, from_numpy, wrap_numpy
 from .dataset import Dataset, from_arrays
+from .errors import DtypeError, InvalidArgumentError, ShapeError
 from .evaluation import Evaluation
+from .run_options import RunOptions, run_call
 
 if TYPE_CHECKING:
     from .trainer import Trainer  # trainer.py imports this module
@@ -30,24 +32,103 @@ class Model(Handle):
         self._ctx = ctx  # to make input arrays
 
     # --- inference ----------------------------------------------------------------------------------
-    def predict(self, x: Any) -> np.ndarray:
+    def predict(self, x: Any, *, run_options: Optional[RunOptions] = None) -> np.ndarray:
         """The model's first output for the batch `x` [N, <input shape>] (NumPy, any numeric dtype,
         or an Array), as a float32 NumPy array [N, <output shape>]: class probabilities for a softmax
-        output. Copies: x into an nnrt array, the output into NumPy (see predict_array to keep it)."""
-        return self.predict_array(x).numpy()
+        output. A float32 NumPy x is read in place, whatever its strides (see predict_array); the
+        output is copied into NumPy (predict_into writes into an array of yours instead).
+        run_options (RunOptions) can stop the call: CancelledError, DeadlineExceededError."""
+        return self.predict_array(x, run_options=run_options).numpy()
 
-    def predict_array(self, x: Any) -> Array:
-        """As predict, returning the output as an nnrt Array (no copy back to the host)."""
-        arr = x if isinstance(x, Array) else from_numpy(self._ctx, x)
+    def predict_array(self, x: Any, *, run_options: Optional[RunOptions] = None) -> Array:
+        """As predict, returning the output as an nnrt Array (no copy back to the host). A float32
+        NumPy x is lent to nnrt for the call (nnrt_array_wrap_host), not copied, where its strides
+        are whole elements and not negative and the backend keeps arrays in host memory; other
+        input is copied into an nnrt array first."""
+        arr, temporary = self._input(x)
         out = ctypes.c_void_p()
-        check(_capi.lib().nnrt_model_predict(self._ptr, arr._ptr, ctypes.byref(out)))
+        lib = _capi.lib()
+        try:
+            if run_options is None:
+                check(lib.nnrt_model_predict(self._ptr, arr._ptr, ctypes.byref(out)))
+            else:
+                run_call(run_options, lambda o: lib.nnrt_model_predict_ex(self._ptr, arr._ptr, o, ctypes.byref(out)))
+        finally:
+            if temporary:
+                arr.close()  # the prediction keeps no reference: this releases the memory lent
         return Array(new_ref(out, "nnrt_array_release"))
 
-    def evaluate(self, data: Union[Dataset, Any], labels: Any = None) -> Evaluation:
-        """Evaluates on a Dataset, or on NumPy features and labels (made into a dataset first)."""
+    def predict_into(self, x: Any, out: np.ndarray, *, run_options: Optional[RunOptions] = None) -> np.ndarray:
+        """Writes the prediction for the batch `x` (as predict takes it) into `out`, a writable
+        float32 NumPy array shaped output_shape(len(x)), and returns out (nnrt_model_predict_into).
+        x and out are used in place for the duration of the call, whatever their strides (a slice,
+        a transpose): nnrt reads x's memory and writes out's, and keeps neither afterwards. Where
+        nnrt cannot (strides that are negative or not whole elements, another dtype of x, x and out
+        in the same memory, a GPU backend) the binding copies instead, with the same result. On
+        failure out's contents are unspecified. run_options as predict's."""
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"out must be a NumPy array, not {type(out).__name__}")
+        if out.dtype.kind != "f" or out.dtype.itemsize != 4:
+            raise DtypeError(f"out must be float32 (nnrt's predictions are F32), not {out.dtype}")
+        if not out.flags.writeable:
+            raise InvalidArgumentError("out is read-only")
+        lib = _capi.lib()
+        arr, temporary = self._input(x)
+        try:
+            # Memory that x shares would be read after nnrt began writing it: such an out is copied.
+            shared = isinstance(x, np.ndarray) and np.may_share_memory(x, out)
+            target = None if shared else wrap_numpy(self._ctx, out)
+            if target is not None:
+                try:
+                    run_call(run_options, lambda o: lib.nnrt_model_predict_into(self._ptr, arr._ptr, target._ptr, o))
+                finally:
+                    target.close()
+            else:
+                # nnrt cannot write out's memory: predict into its own array and copy.
+                want = self.output_shape(arr.shape[0] if arr.shape else 0)
+                if tuple(out.shape) != want:
+                    raise ShapeError(f"out has shape {list(out.shape)}; the prediction for this batch has shape "
+                                     f"{list(want)}")
+                result = ctypes.c_void_p()
+                run_call(run_options,
+                         lambda o: lib.nnrt_model_predict_ex(self._ptr, arr._ptr, o, ctypes.byref(result)))
+                out[...] = Array(new_ref(result, "nnrt_array_release")).numpy()
+        finally:
+            if temporary:
+                arr.close()
+        return out
+
+    def output_shape(self, batch: int) -> Tuple[int, ...]:
+        """The shape of the prediction for a batch of `batch` examples: (batch, <output shape>)
+        (nnrt_model_output_shape), e.g. to make predict_into's out."""
+        ndim = ctypes.c_int32()
+        shape = (ctypes.c_int64 * _capi.MAX_DIMS)()
+        check(_capi.lib().nnrt_model_output_shape(self._ptr, int(batch), ctypes.byref(ndim), shape))
+        return tuple(shape[: ndim.value])
+
+    def _input(self, x: Any) -> Tuple[Array, bool]:
+        """(an Array holding the batch x, whether it is the binding's own, to close after the call):
+        x itself when it is an Array; x's memory, lent, when it is float32 NumPy that nnrt can use
+        in place; else a copy."""
+        if isinstance(x, Array):
+            return x, False
+        if isinstance(x, np.ndarray) and x.dtype == np.float32 and element_strides(x) is not None:
+            wrapped = wrap_numpy(self._ctx, x)
+            if wrapped is not None:
+                return wrapped, True
+        return from_numpy(self._ctx, x), True
+
+    def evaluate(self, data: Union[Dataset, Any], labels: Any = None, *,
+                 run_options: Optional[RunOptions] = None) -> Evaluation:
+        """Evaluates on a Dataset, or on NumPy features and labels (made into a dataset first).
+        run_options (RunOptions) can stop it between batches and ops."""
         dataset = data if isinstance(data, Dataset) else from_arrays(self._ctx, data, labels)
         out = ctypes.c_void_p()
-        check(_capi.lib().nnrt_model_evaluate(self._ptr, dataset._ptr, ctypes.byref(out)))
+        lib = _capi.lib()
+        if run_options is None:
+            check(lib.nnrt_model_evaluate(self._ptr, dataset._ptr, ctypes.byref(out)))
+        else:
+            run_call(run_options, lambda o: lib.nnrt_model_evaluate_ex(self._ptr, dataset._ptr, o, ctypes.byref(out)))
         return Evaluation(new_ref(out, "nnrt_evaluation_release"))
 
     def generate(self, prompt: Sequence[int], max_tokens: int, *, temperature: float = 0.0, top_k: int = 0,

@@ -29,7 +29,17 @@ def test_lib_dir_set_but_wrong_is_an_error(monkeypatch, tmp_path):
 
 def test_status_names():
     assert nnrt.status_name(nnrt.Status.SHAPE) == "NNRT_ERR_SHAPE"
+    assert nnrt.status_name(nnrt.Status.DEADLINE_EXCEEDED) == "NNRT_ERR_DEADLINE_EXCEEDED"
     assert nnrt.status_name(999) == "NNRT_ERR_UNKNOWN"
+    assert len(nnrt.Status) == 14
+    for status in nnrt.Status:  # every status has its C name, and an exception class of its own
+        name = "NNRT_OK" if status == nnrt.Status.OK else f"NNRT_ERR_{status.name}"
+        assert nnrt.status_name(status) == name
+        if status != nnrt.Status.OK:
+            e = nnrt.errors.error_for(int(status), "m")
+            assert type(e) is not nnrt.Error and e.status == status and e.status_name == name
+    assert issubclass(nnrt.DeadlineExceededError, nnrt.Error)
+    assert type(nnrt.errors.error_for(13, "late")) is nnrt.DeadlineExceededError
 
 
 def test_context_options_from_dict_and_keywords():
