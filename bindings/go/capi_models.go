@@ -38,6 +38,9 @@ package nnrt
 //   NNRT_GO_CALL(nnrt_model_generate(m, prompt, prompt_len, options, tokens, max_tokens, n_tokens,
 //                                    NULL, NULL));
 // }
+// static nnrt_status nnrt_go_model_share(const nnrt_model *m, nnrt_model **out, char **err) {
+//   NNRT_GO_CALL(nnrt_model_share(m, out));
+// }
 // static nnrt_status nnrt_go_model_param_count(const nnrt_model *m, int64_t *count, char **err) {
 //   NNRT_GO_CALL(nnrt_model_param_count(m, count));
 // }
@@ -320,6 +323,15 @@ func cModelSummary(m unsafe.Pointer) (string, error) {
 		return "", err
 	}
 	return goStringFree(out), nil
+}
+
+func cModelShare(m unsafe.Pointer) (unsafe.Pointer, error) {
+	var out *C.nnrt_model
+	var msg *C.char
+	if err := errorFrom(C.nnrt_go_model_share((*C.nnrt_model)(m), &out, &msg), msg); err != nil {
+		return nil, err
+	}
+	return unsafe.Pointer(out), nil
 }
 
 func cModelParamCount(m unsafe.Pointer) (int64, error) {

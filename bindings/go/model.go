@@ -15,6 +15,8 @@ type Model struct {
 	// through (it has the model's backend and device). The model holds a borrow of the Context's
 	// handle until it is released, so the pointer stays valid even after Context.Close.
 	ctx unsafe.Pointer
+	// c is the Context the model was made on, for models made from this one (Share).
+	c *Context
 }
 
 // wrapModel wraps a new C model made on the borrowed context c.
@@ -24,7 +26,7 @@ func wrapModel(p unsafe.Pointer, c *Context) *Model {
 	m := &Model{h: newCHandle("model", p, func(p unsafe.Pointer) {
 		cModelRelease(p)
 		ctxHandle.giveBack()
-	}), ctx: ctx}
+	}), ctx: ctx, c: c}
 	runtime.SetFinalizer(m, (*Model).Close)
 	return m
 }
@@ -291,6 +293,23 @@ func (m *Model) Summary() (string, error) {
 }
 
 // ParamCount returns the number of parameter elements (weights, biases and statistics).
+// Share returns another model of the same config on the same context whose parameters are this
+// model's memory, not a copy, so that many instances cost the parameters once. Parameters are
+// copied on write: a model that is trained or has a parameter set gets its own copy first, so the
+// others never see the change (nnrt_model_share).
+func (m *Model) Share() (*Model, error) {
+	p, err := m.handle().borrow()
+	if err != nil {
+		return nil, err
+	}
+	defer m.h.giveBack()
+	q, err := cModelShare(p)
+	if err != nil {
+		return nil, err
+	}
+	return wrapModel(q, m.c), nil
+}
+
 func (m *Model) ParamCount() (int64, error) {
 	p, err := m.handle().borrow()
 	if err != nil {

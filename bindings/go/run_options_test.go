@@ -282,3 +282,26 @@ func TestRunOptionsCancelFromAnotherGoroutine(t *testing.T) {
 	check(t, opts.Reset())
 	check(t, model.PredictIntoWith(features(2, 9), []int64{2, 8}, make([]float32, 8), opts))
 }
+
+// Shared models predict alike; setting a parameter of one copies its parameters first.
+func TestShareCopiesParametersOnWrite(t *testing.T) {
+	ctx := newContext(t)
+	model := must(ctx.NewModel(mlpConfig)).on(t)
+	input := features(8, 5)
+	before := predictCopying(t, ctx, model, input, 8, 8)
+	shared := must(model.Share()).on(t)
+	defer shared.Close()
+	twice := must(shared.Share()).on(t)
+	defer twice.Close()
+	if got := predictCopying(t, ctx, twice, input, 8, 8); !equal(got, before) {
+		t.Fatalf("a shared model predicts %v, the original %v", got, before)
+	}
+	check(t, shared.SetParam("out.bias", array(t, ctx, []float32{1, -2, 3, -4}, 4)))
+	if equal(predictCopying(t, ctx, shared, input, 8, 8), before) {
+		t.Fatal("setting out.bias changed nothing")
+	}
+	model.Close()
+	if got := predictCopying(t, ctx, twice, input, 8, 8); !equal(got, before) {
+		t.Fatalf("after the set and the original's Close, a sharer predicts %v, before %v", got, before)
+	}
+}

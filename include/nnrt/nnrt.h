@@ -614,6 +614,19 @@ NNRT_API nnrt_status nnrt_model_export_onnx(const nnrt_model *m, const char *pat
 ** cannot be written (the message names it and the system's reason). */
 NNRT_API nnrt_status nnrt_model_save(const nnrt_model *m, const char *path);
 
+/* Makes another model that shares m's parameters: the same config, on m's context, whose
+** parameters are the same memory as m's, not a copy, so that many instances of one model (one per
+** serving thread, say) cost the parameters' memory once. Each model has its own prediction plans
+** and lock, so instances never wait for each other. Any number of models may share one set of
+** parameters (a model made by nnrt_model_share may be shared again); releasing one leaves the
+** others intact. Parameters are copied on write: before a model's parameters are first written in
+** place (nnrt_model_set_param, a trainer's creation with "distributed", its steps, fit and the
+** early-stopping restore) that model gets its own copy, so the others never see the change; a
+** model whose sharers have all been released writes in place without copying.
+** Returns NNRT_OK and the new model in *out (release with nnrt_model_release);
+** NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong m or out == NULL; NNRT_ERR_OUT_OF_MEMORY. */
+NNRT_API nnrt_status nnrt_model_share(const nnrt_model *m, nnrt_model **out);
+
 /* Releases the caller's reference to a model. A trainer using it keeps it alive. NULL does
 ** nothing. */
 NNRT_API void nnrt_model_release(nnrt_model *m);

@@ -305,6 +305,12 @@ class model : public detail::handle<nnrt_model> {
                                     run ? run->get() : nullptr, &out));
     return model(out);
   }
+  // nnrt_model_share: another model whose parameters are this one's memory (copied on write).
+  model share() const {
+    nnrt_model *out = nullptr;
+    check(nnrt_model_share(get(), &out));
+    return model(out);
+  }
   void save(const std::string &path) const { check(nnrt_model_save(get(), path.c_str())); }
   void export_onnx(const std::string &path) const { check(nnrt_model_export_onnx(get(), path.c_str())); }
   // nnrt_model_predict_ex; `run` (may be NULL) can stop it.

@@ -35,6 +35,16 @@ nnrt_status nnrt_model_create(nnrt_context *ctx, const char *config_json, nnrt_m
   });
 }
 
+nnrt_status nnrt_model_share(const nnrt_model *m, nnrt_model **out) {
+  return guard("nnrt_model_share", [&] {
+    check_handle(m, "m");
+    require(out != nullptr, "out is NULL; expected a pointer to receive the model");
+    auto h = std::make_unique<nnrt_model>();
+    h->impl = m->impl->share();
+    *out = h.release();
+  });
+}
+
 void nnrt_model_release(nnrt_model *m) { release_handle(m, "nnrt_model_release"); }
 
 nnrt_status nnrt_model_predict(nnrt_model *m, const nnrt_array *input, nnrt_array **output) {
@@ -131,7 +141,7 @@ nnrt_status nnrt_model_set_param(nnrt_model *m, const char *name, const nnrt_arr
   return guard("nnrt_model_set_param", [&] {
     check_handle(m, "m");
     check_handle(value, "value");
-    std::unique_lock<WriterPreferringSharedMutex> write(m->impl->lock());
+    std::unique_lock<WriterPreferringSharedMutex> write = m->impl->lock_for_writing();
     const model::Param &p = find(*m->impl, name);
     const Array &v = value->impl;
     if (v.shape() != p.value.shape()) {

@@ -170,7 +170,36 @@ std::vector<int32_t> topological_order(const std::vector<std::vector<int32_t>> &
 
 }  // namespace
 
-void Model::build(const Json &config) {
+std::shared_ptr<Model> Model::share() const {
+  std::shared_lock<WriterPreferringSharedMutex> read(lock_);
+  std::shared_ptr<Model> m(new Model);
+  m->ctx_ = ctx_;
+  m->config_ = config_;
+  m->build(config_, this);
+  std::lock_guard<std::mutex> token(share_token_mutex_);
+  if (!share_token_) share_token_ = std::make_shared<const int>(0);
+  m->share_token_ = share_token_;
+  return m;
+}
+
+std::unique_lock<WriterPreferringSharedMutex> Model::lock_for_writing() {
+  std::unique_lock<WriterPreferringSharedMutex> write(lock_);
+  std::lock_guard<std::mutex> token(share_token_mutex_);
+  if (share_token_ && share_token_.use_count() > 1) {
+    // Same layout (a padded parameter stays padded), so that prediction plans keep replaying.
+    for (Param &p : params_) {
+      const Storage &old = *p.value.storage();
+      Array block = Array::allocate(ctx_->device(), p.value.dtype(), Shape{int64_t(old.bytes / dtype_size(p.value.dtype()))});
+      Array copy = block.view(p.value.shape(), p.value.strides(), p.value.offset());
+      ops::copy_into(*ctx_, p.value, copy);
+      p.value = copy;
+    }
+  }
+  share_token_.reset();
+  return write;
+}
+
+void Model::build(const Json &config, const Model *shared_from) {
   JsonReader top(config, "config");
   uint64_t seed = read_input(top);
   top.get_string("name", "");
@@ -181,7 +210,7 @@ void Model::build(const Json &config) {
   std::vector<int32_t> position = adopt_in_order(std::move(graph.nodes), deps, topological_order(deps));
   read_outputs(top, sequential, graph.by_name, position);
   top.finish();
-  infer_shapes_and_init(seed);
+  infer_shapes_and_init(seed, shared_from);
   // One example through the model: proves the graph runs, and fills in the forward placement.
   predict(ops::zeros(*ctx_, NNRT_DTYPE_F32, with_batch(1, input_shapes_[0])));
 }
@@ -228,7 +257,7 @@ void Model::read_outputs(JsonReader &top, bool sequential, const std::map<std::s
   }
 }
 
-void Model::infer_shapes_and_init(uint64_t seed) {
+void Model::infer_shapes_and_init(uint64_t seed, const Model *shared_from) {
   for (size_t i = 0; i < nodes_.size(); ++i) {
     Node &node = nodes_[i];
     node.layer->index = static_cast<int32_t>(i);
@@ -247,8 +276,12 @@ void Model::infer_shapes_and_init(uint64_t seed) {
       p.name = node.layer->name + "." + spec.suffix;
       p.spec = spec;
       p.node = static_cast<int32_t>(i);
-      p.value = param_storage(
-          *ctx_, initialise(*ctx_, spec.init, spec.shape, spec.fan_in, spec.fan_out, mix_seed(seed, params_.size())));
+      if (shared_from) {
+        p.value = shared_from->params_.at(params_.size()).value;  // the same config: the same parameters
+      } else {
+        p.value = param_storage(
+            *ctx_, initialise(*ctx_, spec.init, spec.shape, spec.fan_in, spec.fan_out, mix_seed(seed, params_.size())));
+      }
       node.params.push_back(static_cast<int32_t>(params_.size()));
       params_.push_back(std::move(p));
     }

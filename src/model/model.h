@@ -82,6 +82,12 @@ class Model {
 
   // Readers (predict, get_param, summary) take it shared; writers (training, set_param) exclusive.
   WriterPreferringSharedMutex &lock() const { return lock_; }
+  // The lock taken exclusively by a caller about to write parameters in place: parameters shared
+  // with other models (share()) are copied for this one first (copy on write).
+  std::unique_lock<WriterPreferringSharedMutex> lock_for_writing();
+
+  // Another model of this config whose parameters are this one's memory (nnrt_model_share).
+  std::shared_ptr<Model> share() const;
 
   // Inference on a batch [N, input...]: returns the first output. Thread-safe. Replays the
   // prediction plan of x's layout (predict_plan.h), made at the first call with that layout.
@@ -134,14 +140,15 @@ class Model {
   Model() = default;
   // Building, in order: the input shape and seed, the layers, the graph's order and outputs, then
   // shapes and initial parameters (model.cpp). Each throws nnrt::Error naming the config key.
-  void build(const Json &config);
+  void build(const Json &config, const Model *shared_from = nullptr);
   uint64_t read_input(JsonReader &top);  // returns the seed of the parameters' initialisation
   // Moves the nodes into nodes_ in `order`, inputs renumbered; returns each config index's position.
   std::vector<int32_t> adopt_in_order(std::vector<Node> parsed, const std::vector<std::vector<int32_t>> &deps,
                                       const std::vector<int32_t> &order);
   void read_outputs(JsonReader &top, bool sequential, const std::map<std::string, int32_t> &by_name,
                     const std::vector<int32_t> &position);
-  void infer_shapes_and_init(uint64_t seed);
+  // `shared_from`, when given, is the model whose parameters this one takes instead of new ones.
+  void infer_shapes_and_init(uint64_t seed, const Model *shared_from = nullptr);
   Array run_layers(const Array &x) const;  // predict's pass, the caller holding the lock shared
 
   std::shared_ptr<Context> ctx_;
@@ -153,6 +160,10 @@ class Model {
   std::vector<Param> params_;
   mutable WriterPreferringSharedMutex lock_;
   std::shared_ptr<PredictPlans> plans_ = std::make_shared<PredictPlans>();
+  // Held by every model whose parameters are the same memory (share()); NULL or alone: its own.
+  // Read and replaced under lock_ held exclusively (and shared_token_mutex_ for share()).
+  mutable std::shared_ptr<const int> share_token_;
+  mutable std::mutex share_token_mutex_;
 };
 
 }  // namespace nnrt::model

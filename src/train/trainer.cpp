@@ -46,7 +46,7 @@ Trainer::Trainer(std::shared_ptr<model::Model> model, TrainerOptions options)
       early_stopper_(options_.early_stopping) {
   if (!options_.distributed.enabled) return;
   ranks_.join(options_.distributed, *model_, options_.canonical);
-  std::unique_lock<WriterPreferringSharedMutex> write(model_->lock());
+  std::unique_lock<WriterPreferringSharedMutex> write = model_->lock_for_writing();
   ranks_.broadcast_params(*model_);
   replicas_.sync();
 }
@@ -129,7 +129,7 @@ double Trainer::train_step(const std::vector<data::Batch> &batches, double lr) {
   Context &ctx = m.ctx();
   const Parallel &par = options_.parallel;
   // Exclusive: the forward pass updates batchnorm statistics and the step updates the weights.
-  std::unique_lock<WriterPreferringSharedMutex> write(m.lock());
+  std::unique_lock<WriterPreferringSharedMutex> write = m.lock_for_writing();
   // In mixed precision the layers see half-precision copies of the f32 master weights.
   std::vector<Array> shared = m.params_as(compute_dtype_);
   const size_t k = batches.size();

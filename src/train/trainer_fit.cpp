@@ -68,7 +68,7 @@ nnrt_status Trainer::fit(const std::shared_ptr<data::Dataset> &train, const std:
   if (stop_reason_ == StopReason::kCancelled) return NNRT_ERR_CANCELLED;
   // With early stopping the model ends on its best epoch, as the seed's EarlyStoppingTrainer returns.
   if (early_stopper_.has_best()) {
-    std::unique_lock<WriterPreferringSharedMutex> write(model_->lock());
+    std::unique_lock<WriterPreferringSharedMutex> write = model_->lock_for_writing();
     early_stopper_.restore_best(*model_);
     replicas_.sync();
   }
@@ -86,7 +86,7 @@ void Trainer::start_fit(int64_t train_size, int32_t epochs) {
   ranks_.check_same_fit(train_size, epochs);
   // Training starts from the model as it is now (set_param, restore or an earlier fit); with
   // ranks, from rank 0's.
-  std::unique_lock<WriterPreferringSharedMutex> write(model_->lock());
+  std::unique_lock<WriterPreferringSharedMutex> write = model_->lock_for_writing();
   ranks_.broadcast_params(*model_);
   replicas_.sync();
   steps_since_average_ = 0;
@@ -191,7 +191,7 @@ int Trainer::record_step(Epoch &epoch, const std::vector<data::Batch> &batches, 
 void Trainer::end_epoch(Epoch &epoch, const std::shared_ptr<data::Dataset> &validation) {
   if (options_.parallel.mode == ParallelMode::average && (steps_since_average_ > 0 || ranks_.distributed())) {
     // Validation, early stopping and checkpoints see the averaged model.
-    std::unique_lock<WriterPreferringSharedMutex> write(model_->lock());
+    std::unique_lock<WriterPreferringSharedMutex> write = model_->lock_for_writing();
     average_everything();
   }
   EpochRecord rec;

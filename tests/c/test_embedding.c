@@ -470,6 +470,91 @@ static void test_canceller_races_predictions(void) {
   nnrt_context_release(ctx);
 }
 
+/* ---- shared parameters ---------------------------------------------------------------------- */
+
+/* 1024 -> 2048 -> 1024 -> 4: about 16.8 MB of parameters. */
+static const char *wide =
+    "{\"input\": [1024], \"seed\": 5, \"layers\": [{\"type\": \"dense\", \"units\": 2048, \"activation\": \"relu\"},"
+    " {\"type\": \"dense\", \"units\": 1024, \"activation\": \"relu\"},"
+    " {\"type\": \"output\", \"units\": 4, \"activation\": \"softmax\", \"loss\": \"nll\"}]}";
+
+static double resident_mb(void) {
+  long pages = 0, resident = 0;
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (f) {
+    if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    fclose(f);
+  }
+  return (double)resident * (double)sysconf(_SC_PAGESIZE) / 1e6;
+}
+
+static void predict_wide(nnrt_model *m, const nnrt_array *x, float *y) {
+  nnrt_array *out = NULL;
+  CHECK_OK(nnrt_model_predict(m, x, &out));
+  CHECK_OK(nnrt_array_to_host(out, y, 2 * 4 * sizeof(float)));
+  nnrt_array_release(out);
+}
+
+/* Eight instances of one model cost its parameters once; training one, or setting a parameter of
+** another, copies that model's parameters and changes nothing the others predict. */
+static void test_shared_parameters_cost_once_and_copy_on_write(void) {
+  nnrt_context *ctx = new_context();
+  nnrt_model *base = new_model(ctx, wide), *shares[8];
+  nnrt_trainer *t = NULL;
+  nnrt_array *x = NULL, *labels = NULL, *bias = NULL;
+  static float xv[2 * 1024];
+  float bias_values[4] = {1, -2, 3, -4};
+  int64_t xs[2] = {2, 1024}, n = 2, bias_shape[1] = {4};
+  int64_t label_values[2] = {1, 3};
+  float before[8], after[8], trained[8], set[8];
+  double rss0, grown, loss = 0;
+  int i;
+  for (i = 0; i < 2 * 1024; ++i) xv[i] = (float)((i * 13) % 17) * 0.05f - 0.4f;
+  CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 2, xs, xv, sizeof xv, &x));
+  CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_I64, 1, &n, label_values, sizeof label_values, &labels));
+  predict_wide(base, x, before);
+  rss0 = resident_mb();
+  for (i = 0; i < 8; ++i) CHECK_OK(nnrt_model_share(i == 0 ? base : shares[i - 1], &shares[i]));
+  for (i = 0; i < 8; ++i) {
+    predict_wide(shares[i], x, after);
+    CHECK(memcmp(before, after, sizeof before) == 0);
+  }
+  grown = resident_mb() - rss0;
+  /* One copy would be 16.8 MB; eight copies 134 MB. */
+  if (!C_TEST_RECORD(grown < 12)) fprintf(stderr, "8 shared instances grew resident memory by %.1f MB\n", grown);
+  printf("8 shared instances of a 16.8 MB model: resident memory +%.1f MB\n", grown);
+
+  /* Train shares[3]: its parameters become its own. */
+  CHECK_OK(nnrt_trainer_create(shares[3], "{\"optimizer\": {\"type\": \"sgd\", \"learning_rate\": 0.5}}", &t));
+  CHECK_OK(nnrt_trainer_step(t, x, labels, &loss));
+  CHECK_OK(nnrt_trainer_step(t, x, labels, &loss));
+  predict_wide(shares[3], x, trained);
+  CHECK(memcmp(before, trained, sizeof before) != 0);
+  predict_wide(base, x, after);
+  CHECK(memcmp(before, after, sizeof before) == 0);
+  predict_wide(shares[7], x, after);
+  CHECK(memcmp(before, after, sizeof before) == 0);
+  /* Setting a parameter of shares[5] changes it alone. */
+  CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 1, bias_shape, bias_values, sizeof bias_values, &bias));
+  CHECK_OK(nnrt_model_set_param(shares[5], "layer2.bias", bias));
+  predict_wide(shares[5], x, set);
+  CHECK(memcmp(before, set, sizeof before) != 0);
+  predict_wide(base, x, after);
+  CHECK(memcmp(before, after, sizeof before) == 0);
+  /* The base released first: the others keep the parameters. */
+  nnrt_model_release(base);
+  predict_wide(shares[0], x, after);
+  CHECK(memcmp(before, after, sizeof before) == 0);
+  CHECK_STATUS(nnrt_model_share(NULL, &base), NNRT_ERR_INVALID_ARGUMENT, "m is NULL");
+  CHECK_STATUS(nnrt_model_share(shares[0], NULL), NNRT_ERR_INVALID_ARGUMENT, "out is NULL");
+  nnrt_trainer_release(t);
+  for (i = 0; i < 8; ++i) nnrt_model_release(shares[i]);
+  nnrt_array_release(bias);
+  nnrt_array_release(labels);
+  nnrt_array_release(x);
+  nnrt_context_release(ctx);
+}
+
 /* ---- idle ------------------------------------------------------------------------------------ */
 
 static double cpu_seconds(void) {
@@ -519,6 +604,7 @@ int main(int argc, char **argv) {
   test_evaluate_and_load_stop();
   test_cancel_from_another_thread_mid_call();
   test_canceller_races_predictions();
+  test_shared_parameters_cost_once_and_copy_on_write();
   test_idle_process_uses_no_cpu();
   return c_test_finish("test_embedding");
 }

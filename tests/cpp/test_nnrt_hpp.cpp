@@ -160,6 +160,8 @@ TEST(NnrtHpp, CallerMemoryAndRunOptions) {
   nnrt::array y = nnrt::array::wrap_host(ctx, NNRT_DTYPE_F32, {2, 3}, yv.data(), yv.size() * sizeof(float));
   m.predict_into(x, y);
   EXPECT_EQ(yv, m.predict(x).to_vector<float>());
+  nnrt::model shared = m.share();
+  EXPECT_EQ(yv, shared.predict(x).to_vector<float>());
   expect_error([&] { nnrt::array::wrap_host(ctx, NNRT_DTYPE_F32, {2, 4}, xv.data(), 32, {1}); },
                NNRT_ERR_INVALID_ARGUMENT, "1 strides for 2 dims");
 

@@ -307,6 +307,17 @@ namespace Nnrt
                               Native.nnrt_model_summary(Handle, buf, cap, out len));
         }
 
+        /// <summary>Another model of the same config on the same context whose parameters are this
+        /// model's memory, not a copy, so that many instances cost the parameters once. Parameters
+        /// are copied on write: a model that is trained or has a parameter set gets its own copy
+        /// first, so the others never see the change (nnrt_model_share).</summary>
+        public Model Share()
+        {
+            ModelHandle handle;
+            Check.Ok(Native.nnrt_model_share(Handle, out handle));
+            return new Model(Context, handle);
+        }
+
         /// <summary>The number of parameter elements (weights, biases and statistics).</summary>
         public long ParamCount
         {

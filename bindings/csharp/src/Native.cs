@@ -123,6 +123,8 @@ namespace Nnrt
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern Status nnrt_model_export_onnx(ModelHandle m, byte[] path);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern Status nnrt_model_share(ModelHandle m, out ModelHandle output);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern void nnrt_model_release(IntPtr m);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern Status nnrt_model_predict(ModelHandle m, ArrayHandle input, out ArrayHandle output);

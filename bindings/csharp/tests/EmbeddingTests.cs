@@ -44,6 +44,27 @@ namespace Nnrt.Tests
             return host;
         }
 
+        /// <summary>Shared models predict alike; setting a parameter of one copies its parameters first,
+        /// so the others never see it, also after the original is disposed.</summary>
+        [Test]
+        public static void SharedModelsCopyParametersOnWrite()
+        {
+            float[] x = Batch(8, 4);
+            var model = new Model(Ctx, Fixtures.BlobModel);
+            float[] before = Reference(model, x, 8);
+            using (var shared = model.Share())
+            using (var twice = shared.Share())
+            using (var bias = NdArray.FromHost(Ctx, new float[] { 1, -2, 3 }, 3))
+            {
+                Assert.Sequence(before, Reference(twice, x, 8), "a model shared twice");
+                shared.SetParam("layer1.bias", bias);
+                Assert.True(!before.SequenceEqual(Reference(shared, x, 8)), "the set changed the model it was made on");
+                Assert.Sequence(before, Reference(model, x, 8), "the original after a sharer's set");
+                model.Dispose();
+                Assert.Sequence(before, Reference(twice, x, 8), "a sharer after the original's disposal");
+            }
+        }
+
         /// <summary>OutputShape gives the batch and the output layer's shape.</summary>
         [Test]
         public static void OutputShapeOfABatch()

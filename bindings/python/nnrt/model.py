@@ -186,6 +186,15 @@ class Model(Handle):
 
     describe = summary
 
+    def share(self) -> "Model":
+        """Another model of the same config on the same context whose parameters are this model's
+        memory, not a copy, so that many instances cost the parameters once (nnrt_model_share).
+        Parameters are copied on write: a model that is trained or has a parameter set gets its own
+        copy first, so the others never see the change."""
+        out = ctypes.c_void_p()
+        check(_capi.lib().nnrt_model_share(self._ptr, ctypes.byref(out)))
+        return Model(new_ref(out, "nnrt_model_release"), self._ctx)
+
     @property
     def param_count(self) -> int:
         """Elements of every weight, bias and statistic."""

@@ -378,3 +378,19 @@ def test_run_options_close_and_bad_arguments(ctx):
         model.predict(batch(2), run_options="soon")
     with pytest.raises(TypeError):
         nnrt.RunOptions(abort=3)
+
+
+def test_shared_models_copy_parameters_on_write(ctx):
+    model = ctx.model(MLP)
+    x = batch(8, seed=6)
+    before = reference(model, x)
+    shared = model.share()
+    twice = shared.share()
+    np.testing.assert_array_equal(reference(twice, x), before)
+    shared.set_param("layer1.bias", np.array([1, -2, 3], np.float32))
+    assert not np.array_equal(reference(shared, x), before)
+    np.testing.assert_array_equal(reference(model, x), before)
+    model.close()
+    np.testing.assert_array_equal(reference(twice, x), before)
+    shared.close()
+    twice.close()

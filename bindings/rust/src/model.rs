@@ -383,6 +383,17 @@ impl Model {
         read_string(|buf, cap, len| unsafe { sys::nnrt_model_summary(self.as_raw(), buf, cap, len) })
     }
 
+    /// Another model of the same config on the same context whose parameters are this model's
+    /// memory, not a copy: many instances cost the parameters once. Parameters are copied on
+    /// write: a model that is trained or has a parameter set gets its own copy first, so the others
+    /// never see the change.
+    pub fn share(&self) -> Result<Model> {
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: the handle is live; raw receives the new handle.
+        check(unsafe { sys::nnrt_model_share(self.as_raw(), &mut raw) })?;
+        Ok(Model { raw: non_null(raw, "nnrt_model_share")?, ctx: Arc::clone(&self.ctx) })
+    }
+
     /// The number of parameters (elements of every weight, bias and statistic).
     pub fn param_count(&self) -> Result<i64> {
         let mut count = 0;

@@ -321,6 +321,7 @@ unsafe extern "C" {
     /// Exports a model as ONNX (opset 17), atomically.
     pub fn nnrt_model_export_onnx(m: *const nnrt_model, path: *const c_char) -> nnrt_status;
     /// Releases the caller's reference to a model; NULL does nothing.
+    pub fn nnrt_model_share(m: *const nnrt_model, out: *mut *mut nnrt_model) -> nnrt_status;
     pub fn nnrt_model_release(m: *mut nnrt_model);
     /// Runs the model on a batch; thread-safe.
     pub fn nnrt_model_predict(

@@ -255,3 +255,23 @@ fn the_abort_callback_stops_a_call_and_its_panic_reaches_the_caller() {
     options.clear_abort_callback().unwrap();
     model.predict_with(&x, &options).unwrap();
 }
+
+#[test]
+fn shared_models_predict_alike_and_copy_parameters_on_write() {
+    let ctx = context();
+    let model = Model::new(&ctx, BLOB_MODEL).unwrap();
+    let input = features(8, 3);
+    let before = predict_copying(&model, &input, &[8, 2]);
+    let shared = model.share().unwrap();
+    let twice = shared.share().unwrap();
+    assert_eq!(predict_copying(&shared, &input, &[8, 2]), before);
+    assert_eq!(predict_copying(&twice, &input, &[8, 2]), before);
+    // Setting a parameter of one copies its parameters first: the others predict as before.
+    let bias = Array::from_slice(&ctx, &[4], &[1.0f32, -2.0, 3.0, -4.0]).unwrap();
+    shared.set_param("layer1.bias", &bias).unwrap();
+    assert_ne!(predict_copying(&shared, &input, &[8, 2]), before);
+    assert_eq!(predict_copying(&model, &input, &[8, 2]), before);
+    assert_eq!(predict_copying(&twice, &input, &[8, 2]), before);
+    drop(model);
+    assert_eq!(predict_copying(&twice, &input, &[8, 2]), before);
+}
