@@ -297,12 +297,15 @@ static void test_cancel_reset_and_timeout(void) {
   CHECK_OK(nnrt_run_options_set_timeout(o, 1e-9)); /* past before the first op is reached */
   CHECK_STATUS(nnrt_model_predict_ex(m, x, o, &y), NNRT_ERR_DEADLINE_EXCEEDED, "past its timeout of 1e-09 s");
   CHECK(y == NULL);
+  CHECK_STATUS(nnrt_model_predict_into(m, x, out, o), NNRT_ERR_DEADLINE_EXCEEDED, "timeout");
   CHECK(strcmp(nnrt_status_name(NNRT_ERR_DEADLINE_EXCEEDED), "NNRT_ERR_DEADLINE_EXCEEDED") == 0);
   CHECK_OK(nnrt_run_options_set_timeout(o, 600));
   CHECK_OK(nnrt_model_predict_ex(m, x, o, &y));
   nnrt_array_release(y);
   CHECK_OK(nnrt_run_options_set_timeout(o, 0));
   CHECK_STATUS(nnrt_run_options_cancel(NULL), NNRT_ERR_INVALID_ARGUMENT, "o is NULL");
+  CHECK_STATUS(nnrt_run_options_reset(NULL), NNRT_ERR_INVALID_ARGUMENT, "o is NULL");
+  CHECK_STATUS(nnrt_run_options_set_abort_callback(NULL, count_checks, NULL), NNRT_ERR_INVALID_ARGUMENT, "o is NULL");
   CHECK_STATUS(nnrt_run_options_cancel((nnrt_run_options *)m), NNRT_ERR_INVALID_ARGUMENT, "not a live");
   CHECK_STATUS(nnrt_model_predict_ex(m, x, (nnrt_run_options *)m, &y), NNRT_ERR_INVALID_ARGUMENT,
                "options is not a live nnrt_run_options");
@@ -340,6 +343,11 @@ static void test_evaluate_and_load_stop(void) {
   counter.stop_at = 3;
   CHECK_STATUS(nnrt_model_evaluate_ex(m, data, o, &e), NNRT_ERR_CANCELLED, "abort callback");
   CHECK(e == NULL && counter.calls == 3 && whole > 3);
+  counter.stop_at = 0;
+  CHECK_OK(nnrt_run_options_set_timeout(o, 1e-9));
+  CHECK_STATUS(nnrt_model_evaluate_ex(m, data, o, &e), NNRT_ERR_DEADLINE_EXCEEDED, "timeout");
+  CHECK(e == NULL);
+  CHECK_OK(nnrt_run_options_set_timeout(o, 0));
 
   fd = mkstemp(path);
   CHECK(fd >= 0);
@@ -355,9 +363,40 @@ static void test_evaluate_and_load_stop(void) {
   counter.stop_at = whole; /* the last check: before the last parameter's upload */
   CHECK_STATUS(nnrt_model_load_ex(ctx, path, o, &loaded), NNRT_ERR_CANCELLED, "abort callback");
   CHECK(loaded == NULL && counter.calls == whole);
+  counter.stop_at = 0;
+  CHECK_OK(nnrt_run_options_set_timeout(o, 1e-9));
+  CHECK_STATUS(nnrt_model_load_ex(ctx, path, o, &loaded), NNRT_ERR_DEADLINE_EXCEEDED, "timeout");
+  CHECK(loaded == NULL);
+  CHECK_OK(nnrt_run_options_set_timeout(o, 0));
   CHECK_OK(nnrt_run_options_cancel(o));
   CHECK_STATUS(nnrt_model_load_ex(ctx, path, o, &loaded), NNRT_ERR_CANCELLED, "cancelled");
   CHECK(loaded == NULL);
+  /* An ONNX import, where the converter plugin is here: the same stops. */
+  {
+    char onnx[sizeof path + 8];
+    snprintf(onnx, sizeof onnx, "%s.onnx", path);
+    if (nnrt_model_export_onnx(m, onnx) != NNRT_OK) {
+      C_TEST_SKIP("the ONNX converter plugin is not here: nnrt_model_import_onnx_ex's stops unchecked");
+    } else {
+      CHECK_STATUS(nnrt_model_import_onnx_ex(ctx, onnx, NULL, o, &loaded), NNRT_ERR_CANCELLED, "cancelled");
+      CHECK(loaded == NULL);
+      CHECK_OK(nnrt_run_options_reset(o));
+      CHECK_OK(nnrt_run_options_set_timeout(o, 1e-9));
+      CHECK_STATUS(nnrt_model_import_onnx_ex(ctx, onnx, NULL, o, &loaded), NNRT_ERR_DEADLINE_EXCEEDED, "timeout");
+      CHECK(loaded == NULL);
+      CHECK_OK(nnrt_run_options_set_timeout(o, 0));
+      counter.calls = 0;
+      counter.stop_at = 2; /* after the converter's parse, before the model is built */
+      CHECK_STATUS(nnrt_model_import_onnx_ex(ctx, onnx, NULL, o, &loaded), NNRT_ERR_CANCELLED, "abort callback");
+      CHECK(loaded == NULL && counter.calls == 2);
+      counter.stop_at = 0;
+      CHECK_OK(nnrt_model_import_onnx_ex(ctx, onnx, NULL, o, &loaded));
+      nnrt_model_release(loaded);
+      loaded = NULL;
+      unlink(onnx);
+    }
+    CHECK_OK(nnrt_run_options_cancel(o));
+  }
   CHECK_OK(nnrt_model_load_ex(ctx, path, NULL, &loaded));
   nnrt_model_release(loaded);
   unlink(path);

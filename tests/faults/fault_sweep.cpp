@@ -156,7 +156,7 @@ std::vector<Case> cases(Fixture &f) {
   std::string saved = f.dir + "/saved.safetensors", csv = f.dir + "/data.csv";
   std::string onnx = f.dir + "/model.onnx", exported = f.dir + "/exported.onnx";
   // What the calls make (their out-parameters); released by drop_made.
-  static nnrt_array *out = nullptr, *labels = nullptr;
+  static nnrt_array *out = nullptr, *labels = nullptr, *into = nullptr;
   static nnrt_model *made = nullptr;
   static nnrt_trainer *made_trainer = nullptr;
   static nnrt_evaluation *eval = nullptr;
@@ -170,6 +170,8 @@ std::vector<Case> cases(Fixture &f) {
   auto drop_made = [release] {
     nnrt_array_release(out);
     nnrt_array_release(labels);
+    nnrt_array_release(into);
+    into = nullptr;
     nnrt_model_release(made);
     nnrt_trainer_release(made_trainer);
     nnrt_evaluation_release(eval);
@@ -228,6 +230,18 @@ std::vector<Case> cases(Fixture &f) {
        {out_param(&made)}},
       {"nnrt_model_predict", with_model, [&f] { return nnrt_model_predict(f.model, f.x, &out); }, drop_made,
        {out_param(&out)}},
+      // Into an output made beforehand (its contents are unspecified after a failure).
+      {"nnrt_model_predict_into",
+       [&f, with_model] {
+         with_model();
+         int64_t shape[NNRT_MAX_DIMS];
+         int32_t ndim = 0;
+         must(nnrt_model_output_shape(f.model, 16, &ndim, shape), "output shape");
+         must(nnrt_array_create(f.ctx, NNRT_DTYPE_F32, ndim, shape, &into), "output");
+       },
+       [&f] { return nnrt_model_predict_into(f.model, f.x, into, nullptr); }, drop_made, {}},
+      {"nnrt_model_share", with_model, [&f] { return nnrt_model_share(f.model, &made); }, drop_made,
+       {out_param(&made)}},
       // Sampled (temperature 1): the draws run too.
       {"nnrt_model_generate", with_token_model,
        [&f] {
