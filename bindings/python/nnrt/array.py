@@ -192,7 +192,10 @@ def element_strides(a: np.ndarray) -> Optional[Tuple[int, ...]]:
     return tuple(s // item for s in a.strides)
 
 
-def wrap_numpy(ctx: Ref, a: Any) -> Optional[Array]:
+_NO_RELEASE = _capi.RELEASE_FN()  # NULL: nnrt calls no function when it lets go
+
+
+def wrap_numpy(ctx: Ref, a: Any, for_call: bool = False) -> Optional[Array]:
     """An Array over the memory of the NumPy array `a`, used in place (nnrt_array_wrap_host): reads
     see a's current elements and nnrt_model_predict_into writes into them. `a` is kept alive until
     nnrt lets go of the memory (closing the Array does, unless an nnrt view of it lives on). The
@@ -200,10 +203,15 @@ def wrap_numpy(ctx: Ref, a: Any) -> Optional[Array]:
 
     Returns None where nnrt cannot use the memory in place, for the caller to copy instead: not an
     ndarray of an nnrt dtype in native byte order, empty, misaligned, of strides that are negative
-    or not whole elements, or a context whose arrays are not in host memory (a GPU backend)."""
+    or not whole elements, or a context whose arrays are not in host memory (a GPU backend).
+
+    for_call: the caller closes the Array within one call of its own, before `a` can go, and lends
+    it only to nnrt calls that keep no reference (predictions): then no release callback is needed,
+    which saves its cost per call."""
     if not isinstance(a, np.ndarray) or a.size == 0 or a.ndim > _capi.MAX_DIMS:
         return None
-    if not a.dtype.isnative or a.dtype not in _FROM_NUMPY or a.ctypes.data % a.itemsize:
+    data = a.__array_interface__["data"][0]
+    if not a.dtype.isnative or a.dtype not in _FROM_NUMPY or data % a.itemsize:
         return None
     strides = element_strides(a)
     if strides is None:
@@ -211,12 +219,13 @@ def wrap_numpy(ctx: Ref, a: Any) -> Optional[Array]:
     ndim, shape = _shape_arg(a.shape)
     c_strides = (ctypes.c_int64 * max(ndim, 1))(*strides)
     extent = sum((d - 1) * s for d, s in zip(a.shape, a.strides)) + a.itemsize
-    token = next(_tokens)
-    _LENT[token] = a
+    token = None if for_call else next(_tokens)
+    if token is not None:
+        _LENT[token] = a
     out = ctypes.c_void_p()
     lib = _capi.lib()
-    status = lib.nnrt_array_wrap_host(ctx.ptr, int(_FROM_NUMPY[a.dtype]), ndim, shape, c_strides, a.ctypes.data,
-                                      extent, _RELEASE, token, ctypes.byref(out))
+    status = lib.nnrt_array_wrap_host(ctx.ptr, int(_FROM_NUMPY[a.dtype]), ndim, shape, c_strides, data, extent,
+                                      _NO_RELEASE if for_call else _RELEASE, token, ctypes.byref(out))
     if status != 0:
         _LENT.pop(token, None)  # on failure nnrt keeps nothing and never calls release
         if status == Status.UNSUPPORTED:

@@ -10,7 +10,7 @@ import numpy as np
 from . import _capi
 from ._core import (Handle, Interruptible, Options, Ref, check, dumps, new_ref, options_json, path_bytes,
                     read_json, read_value)
-from .array import Array, element_strides, from_numpy, wrap_numpy
+from .array import Array, from_numpy, wrap_numpy
 from .dataset import Dataset, from_arrays
 from .errors import DtypeError, InvalidArgumentError, ShapeError
 from .evaluation import Evaluation
@@ -77,7 +77,7 @@ class Model(Handle):
         try:
             # Memory that x shares would be read after nnrt began writing it: such an out is copied.
             shared = isinstance(x, np.ndarray) and np.may_share_memory(x, out)
-            target = None if shared else wrap_numpy(self._ctx, out)
+            target = None if shared else wrap_numpy(self._ctx, out, for_call=True)
             if target is not None:
                 try:
                     run_call(run_options, lambda o: lib.nnrt_model_predict_into(self._ptr, arr._ptr, target._ptr, o))
@@ -112,8 +112,8 @@ class Model(Handle):
         in place; else a copy."""
         if isinstance(x, Array):
             return x, False
-        if isinstance(x, np.ndarray) and x.dtype == np.float32 and element_strides(x) is not None:
-            wrapped = wrap_numpy(self._ctx, x)
+        if isinstance(x, np.ndarray) and x.dtype == np.float32:
+            wrapped = wrap_numpy(self._ctx, x, for_call=True)  # closed by the caller within its call
             if wrapped is not None:
                 return wrapped, True
         return from_numpy(self._ctx, x), True
