@@ -364,8 +364,13 @@ void Model::predict_into(const Array &x, const Array &out) const {
   if (out.shape() != expected) {
     fail(NNRT_ERR_SHAPE, "output is ", to_string(out.shape()), "; the prediction for this input is ", to_string(expected));
   }
+  // An output in the input's memory (the caller passed one buffer as both) is written only after
+  // the whole prediction is made: the plan's last op must not write what earlier ones still read.
+  const Storage &in_mem = *x.storage(), &out_mem = *out.storage();
+  const char *in_begin = static_cast<const char *>(in_mem.ptr), *out_begin = static_cast<const char *>(out_mem.ptr);
+  bool overlap = in_begin < out_begin + out_mem.bytes && out_begin < in_begin + in_mem.bytes;
   std::shared_lock<WriterPreferringSharedMutex> read(lock_);
-  Array y = plans_->predict(*ctx_, x, params_, [&] { return run_layers(x); }, &out);
+  Array y = plans_->predict(*ctx_, x, params_, [&] { return run_layers(x); }, overlap ? nullptr : &out);
   if (y.storage() != out.storage() || y.offset() != out.offset()) ops::copy_into(*ctx_, y, out);
 }
 

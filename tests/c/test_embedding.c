@@ -206,6 +206,29 @@ static void test_bad_wraps_and_outputs(void) {
   nnrt_context_release(ctx);
 }
 
+/* One buffer as both input and output: the result is the prediction of the input as it was. */
+static void test_output_in_the_input_memory(void) {
+  nnrt_context *ctx;
+  nnrt_model *m;
+  float x[4 * 4], want[4 * 4];
+  int64_t shape[2] = {4, 4};
+  nnrt_array *a = NULL;
+  int i, pass;
+  if (!lends) return; /* wrapping is refused there (test_wrap_is_refused_on_device_memory) */
+  ctx = new_context();
+  m = new_model(ctx, "{\"input\": [4], \"seed\": 2, \"layers\": [{\"type\": \"dense\", \"units\": 4, \"bias\": false}]}");
+  for (pass = 0; pass < 2; ++pass) { /* recording, then replaying the plan */
+    for (i = 0; i < 16; ++i) x[i] = (float)(i % 7) * 0.5f - 1.0f;
+    predict_copy(ctx, m, x, 4, 4, want, sizeof want);
+    CHECK_OK(nnrt_array_wrap_host(ctx, NNRT_DTYPE_F32, 2, shape, NULL, x, sizeof x, NULL, NULL, &a));
+    CHECK_OK(nnrt_model_predict_into(m, a, a, NULL));
+    for (i = 0; i < 16; ++i) CHECK_NEAR(x[i], want[i], 1e-6);
+    nnrt_array_release(a);
+  }
+  nnrt_model_release(m);
+  nnrt_context_release(ctx);
+}
+
 /* ---- run options ------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -705,6 +728,7 @@ int main(int argc, char **argv) {
   test_strided_input_and_output();
   test_bad_wraps_and_outputs();
   test_wrap_is_refused_on_device_memory();
+  test_output_in_the_input_memory();
   test_abort_callback_stops_mid_pass();
   test_cancel_reset_and_timeout();
   test_evaluate_and_load_stop();
