@@ -13,6 +13,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/json_options.h"
+#include "core/run_control.h"
 #include "io/checkpoint.h"
 
 namespace nnrt::io {
@@ -159,21 +160,23 @@ void check_checksum(const std::map<std::string, std::string> &metadata, const ch
   }
 }
 
+// Closes a file descriptor when the read ends, by return or by exception (a stopped call).
+struct FileCloser {
+  int fd;
+  ~FileCloser() { close(fd); }
+};
+
 std::vector<unsigned char> read_file_bytes(const std::string &path) {
   // O_NONBLOCK so that opening a FIFO does not wait for a writer; it is refused just below.
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) fail(NNRT_ERR_IO, "cannot open '", path, "': ", std::strerror(errno));
+  FileCloser closer{fd};
   std::vector<unsigned char> bytes;
   struct stat st {};
-  if (fstat(fd, &st) != 0) {
-    int err = errno;
-    close(fd);
-    fail(NNRT_ERR_IO, "cannot read '", path, "': ", std::strerror(err));
-  }
+  if (fstat(fd, &st) != 0) fail(NNRT_ERR_IO, "cannot read '", path, "': ", std::strerror(errno));
   // A checkpoint is a file: a device (/dev/zero), a FIFO or a directory would be read without end or
   // not at all.
   if (!S_ISREG(st.st_mode)) {
-    close(fd);
     fail(NNRT_ERR_IO, "cannot read '", path, "': not a regular file (",
          S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "a socket or other special file",
          "); a checkpoint is a regular file");
@@ -182,17 +185,13 @@ std::vector<unsigned char> read_file_bytes(const std::string &path) {
   bytes.reserve(static_cast<size_t>(st.st_size));
   unsigned char chunk[1 << 16];
   while (true) {
+    check_run();  // a load run with nnrt_run_options stops within 64 KB of reading
     ssize_t n = read(fd, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      close(fd);
-      fail(NNRT_ERR_IO, "cannot read '", path, "': ", std::strerror(err));
-    }
+    if (n < 0) fail(NNRT_ERR_IO, "cannot read '", path, "': ", std::strerror(errno));
     if (n == 0) break;
     bytes.insert(bytes.end(), chunk, chunk + n);
   }
-  close(fd);
   return bytes;
 }
 

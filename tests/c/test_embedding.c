@@ -647,6 +647,33 @@ static void test_shared_parameters_cost_once_and_copy_on_write(void) {
   nnrt_context_release(ctx);
 }
 
+/* A large checkpoint's load stops while it is being read, not only between stages. */
+static void test_a_load_stops_while_reading(void) {
+  nnrt_context *ctx = new_context();
+  nnrt_model *m = new_model(ctx, wide), *loaded = NULL;
+  nnrt_run_options *o = NULL;
+  abort_counter counter = {0, 0};
+  char path[] = "/tmp/nnrt-test-embedding-wide-XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  if (fd >= 0) close(fd);
+  CHECK_OK(nnrt_model_save(m, path));
+  CHECK_OK(nnrt_run_options_create(&o));
+  CHECK_OK(nnrt_run_options_set_abort_callback(o, count_checks, &counter));
+  CHECK_OK(nnrt_model_load_ex(ctx, path, o, &loaded));
+  nnrt_model_release(loaded);
+  loaded = NULL;
+  CHECK(counter.calls > 256); /* 16.8 MB read 64 KB at a time, a check before each read */
+  counter.calls = 0;
+  counter.stop_at = 100; /* 6.5 MB into the file */
+  CHECK_STATUS(nnrt_model_load_ex(ctx, path, o, &loaded), NNRT_ERR_CANCELLED, "abort callback");
+  CHECK(loaded == NULL && counter.calls == 100);
+  unlink(path);
+  nnrt_run_options_release(o);
+  nnrt_model_release(m);
+  nnrt_context_release(ctx);
+}
+
 /* ---- idle ------------------------------------------------------------------------------------ */
 
 static double cpu_seconds(void) {
@@ -746,6 +773,7 @@ int main(int argc, char **argv) {
   test_cancel_from_another_thread_mid_call();
   test_canceller_races_predictions();
   test_shared_parameters_cost_once_and_copy_on_write();
+  test_a_load_stops_while_reading();
   test_idle_process_uses_no_cpu();
   return c_test_finish("test_embedding");
 }
