@@ -10,10 +10,8 @@ thread_local RunScope *current_scope = nullptr;
 }
 
 RunScope::RunScope(const RunControl *control)
-    : control_(control),
-      start_(std::chrono::steady_clock::now()),
-      timeout_(control ? control->timeout_seconds.load() : 0),
-      previous_(current_scope) {
+    : control_(control), timeout_(control ? control->timeout_seconds.load() : 0), previous_(current_scope) {
+  if (timeout_ > 0) start_ = std::chrono::steady_clock::now();  // the clock only when a timeout needs it
   current_scope = this;
 }
 
