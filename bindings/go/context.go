@@ -23,6 +23,9 @@ type ContextOptions struct {
 	Seed          int64         `json:"seed,omitempty"`
 	DefaultDType  string        `json:"default_dtype,omitempty"` // "f32", "f16" or "bf16"
 	Cache         *CacheOptions `json:"cache,omitempty"`
+	// MapCheckpoints false makes Load read checkpoint files rather than map them (nil: nnrt's
+	// default, true: mapped, the parameters being the file's pages; see nnrt_model_load in nnrt.h).
+	MapCheckpoints *bool `json:"map_checkpoints,omitempty"`
 }
 
 // CacheOptions limit the context's memory cache.

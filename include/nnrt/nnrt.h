@@ -199,6 +199,9 @@ NNRT_API size_t nnrt_dtype_size(nnrt_dtype t);
 **                    may sum in any order (atomics), so runs can differ in the last bits.
 **   "seed"           integer seed for random operations and model initialisation (default 0).
 **   "default_dtype"  "f32" (default), "f16" or "bf16": the floating-point type models compute in.
+**   "map_checkpoints" true (default): nnrt_model_load and nnrt_trainer_restore map checkpoint
+**                    files rather than read them, and a model loaded on a host-memory backend
+**                    uses the mapped bytes as its parameters (see nnrt_model_load); false: read.
 **   "cache"          {"max_cached_bytes": n, "max_block_bytes": n, "max_total_bytes": n}: the memory
 **                    cache (one per device) keeps at most n bytes of freed blocks for reuse, and
 **                    never caches a block larger than max_block_bytes. Defaults: 1 GiB and 256 MiB
@@ -512,12 +515,24 @@ NNRT_API nnrt_status nnrt_model_create(nnrt_context *ctx, const char *config_jso
 ** NNRT_ERR_IO when the file cannot be opened or read, or is not a regular file (a directory, a
 ** device, a FIFO: refused before reading); NNRT_ERR_CORRUPT for an empty, truncated,
 ** bit-flipped or foreign file (the message says what is wrong); NNRT_ERR_VERSION for a file written
-** by a newer, incompatible nnrt; NNRT_ERR_OUT_OF_MEMORY. */
+** by a newer, incompatible nnrt; NNRT_ERR_OUT_OF_MEMORY.
+**
+** Mapped weights: unless the context option "map_checkpoints" is false, the file is mapped into
+** memory (privately: nothing nnrt does ever writes to it) instead of read, and on a backend whose
+** arrays are host memory (reference, oneDNN) each parameter is that mapping's bytes where they lie:
+** loading copies nothing, the memory is the page cache's (shared by every model and every process
+** that loads the file, and paged in from disk when first read), and the mapping lasts until the
+** last model using it is released. A model writes only parameters of its own: before its first
+** write in place (nnrt_model_set_param, a trainer's step, as nnrt_model_share lists) it copies them
+** out of the mapping. Other backends map the file and upload from it. The file may be replaced
+** (renamed over, as nnrt_model_save does) or deleted while mapped; it must not be truncated or
+** rewritten in place, which the system answers with SIGBUS at the next read of a lost page: a
+** program whose files may change that way sets "map_checkpoints" to false. */
 NNRT_API nnrt_status nnrt_model_load(nnrt_context *ctx, const char *path, nnrt_model **out);
 
 /* As nnrt_model_load, stopped early as `options` say (NULL: never; see the run options above): it
-** checks them before reading, after reading and checking, after building the model, and before
-** each parameter's upload. Returns what nnrt_model_load returns, and NNRT_ERR_CANCELLED or
+** checks them before opening the file, before each 64 KB it reads or checksums (a 100 MB file gets
+** about 1600 checks), after checking, and before each parameter is placed. Returns what nnrt_model_load returns, and NNRT_ERR_CANCELLED or
 ** NNRT_ERR_DEADLINE_EXCEEDED when stopped (no model is made). */
 NNRT_API nnrt_status nnrt_model_load_ex(nnrt_context *ctx, const char *path, const nnrt_run_options *options,
                                         nnrt_model **out);

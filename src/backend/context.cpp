@@ -75,6 +75,7 @@ ContextOptions ContextOptions::parse(const char *text) {
   o.threads = static_cast<int32_t>(r.get_int("threads", 0, 1, 4096));
   o.deterministic = r.get_bool("deterministic", false);
   o.seed = static_cast<uint64_t>(r.get_int("seed", 0, 0));
+  o.map_checkpoints = r.get_bool("map_checkpoints", true);
   std::string dt = r.get_string("default_dtype", "f32");
   if (dt == "f32") o.default_dtype = NNRT_DTYPE_F32;
   else if (dt == "f16") o.default_dtype = NNRT_DTYPE_F16;
@@ -146,6 +147,7 @@ std::string Context::describe() const {
   j["threads"] = pool_->threads();
   j["deterministic"] = options_.deterministic;
   j["strict"] = options_.strict;
+  j["map_checkpoints"] = options_.map_checkpoints;
   j["default_dtype"] = dtype_name(options_.default_dtype);
 
   Json backends = Json::array();

@@ -23,6 +23,7 @@ struct ContextOptions {
   uint64_t seed = 0;
   nnrt_dtype default_dtype = NNRT_DTYPE_F32;
   CacheLimits cache;
+  bool map_checkpoints = true;  // map checkpoint files rather than read them (io/file_bytes.h)
 
   // Reads the JSON options of nnrt_context_create; throws NNRT_ERR_INVALID_ARGUMENT naming a bad key.
   static ContextOptions parse(const char *json);

@@ -52,9 +52,9 @@ void check_writable(const TensorRecord &t, std::set<std::string> &names) {
     if (t.shape.dims[i] < 0) fail(NNRT_ERR_INVALID_ARGUMENT, "checkpoint: tensor \"", t.name, "\" has a negative dim");
   }
   size_t expected = static_cast<size_t>(t.shape.numel()) * dtype_size(t.dtype);
-  if (t.bytes.size() != expected) {
+  if (t.size() != expected) {
     fail(NNRT_ERR_INVALID_ARGUMENT, "checkpoint: tensor \"", t.name, "\" is ", dtype_name(t.dtype), " ",
-         to_string(t.shape), " (", expected, " bytes) but holds ", t.bytes.size(), " bytes");
+         to_string(t.shape), " (", expected, " bytes) but holds ", t.size(), " bytes");
   }
 }
 
@@ -67,9 +67,9 @@ std::string encode_header(const Checkpoint &checkpoint) {
   uint32_t data_crc = 0;
   for (const TensorRecord &t : checkpoint.tensors) {
     check_writable(t, names);
-    entries.push_back({t.name, t.dtype, t.shape, offset, offset + t.bytes.size()});
-    offset += t.bytes.size();
-    data_crc = crc32_of(t.bytes.data(), t.bytes.size(), data_crc);
+    entries.push_back({t.name, t.dtype, t.shape, offset, offset + t.size()});
+    offset += t.size();
+    data_crc = crc32_of(t.data(), t.size(), data_crc);
   }
   std::map<std::string, std::string> metadata = checkpoint.metadata;
   metadata[kFormatKey] = std::to_string(kCheckpointFormat);
@@ -167,14 +167,14 @@ std::string header_checksum_text(const std::map<std::string, std::string> &metad
 std::vector<unsigned char> encode_checkpoint(const Checkpoint &checkpoint) {
   std::string header = encode_header(checkpoint);
   std::vector<unsigned char> out(header.begin(), header.end());
-  for (const TensorRecord &t : checkpoint.tensors) out.insert(out.end(), t.bytes.begin(), t.bytes.end());
+  for (const TensorRecord &t : checkpoint.tensors) out.insert(out.end(), t.data(), t.data() + t.size());
   return out;
 }
 
 void write_checkpoint(const std::string &path, const Checkpoint &checkpoint) {
   std::string header = encode_header(checkpoint);
   std::vector<ByteRange> parts = {{header.data(), header.size()}};
-  for (const TensorRecord &t : checkpoint.tensors) parts.push_back({t.bytes.data(), t.bytes.size()});
+  for (const TensorRecord &t : checkpoint.tensors) parts.push_back({t.data(), t.size()});
   write_file_atomically(path, parts);
 }
 

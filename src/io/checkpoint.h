@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,15 @@ struct TensorRecord {
   std::string name;
   nnrt_dtype dtype = NNRT_DTYPE_F32;
   Shape shape;
-  std::vector<unsigned char> bytes;  // row-major, little-endian
+  // The values, row-major and little-endian: in `bytes` for a record made in memory; for one read
+  // from a mapped file, `view_size` bytes at `view` inside `source` (the mapping).
+  std::vector<unsigned char> bytes;
+  std::shared_ptr<const void> source;
+  const unsigned char *view = nullptr;
+  size_t view_size = 0;
+
+  const unsigned char *data() const { return source ? view : bytes.data(); }
+  size_t size() const { return source ? view_size : bytes.size(); }
 };
 
 struct Checkpoint {
@@ -66,11 +75,15 @@ void write_checkpoint(const std::string &path, const Checkpoint &checkpoint);
 // sizes, the format version and both checksums. Throws NNRT_ERR_IO (cannot open or read),
 // NNRT_ERR_CORRUPT (anything malformed, truncated, foreign or failing a checksum, with what and
 // where), NNRT_ERR_VERSION (a newer format). Leftover temporary files of interrupted saves are
-// never looked at: only `path` is read.
-Checkpoint read_checkpoint(const std::string &path);
+// never looked at: only `path` is read. With `map`, the file is mapped where the system allows
+// (file_bytes.h) and the records are views of the mapping, which they keep alive; otherwise
+// (or where the system cannot map the file) they are copies.
+Checkpoint read_checkpoint(const std::string &path, bool map = false);
 
-// The same validation on a buffer (for fuzzing and tests); `what` names it in messages.
-Checkpoint parse_checkpoint(const unsigned char *data, size_t size, const std::string &what);
+// The same validation on a buffer (for fuzzing and tests); `what` names it in messages. With
+// `owner` (what keeps `data` alive), the records are views of `data`; without, copies.
+Checkpoint parse_checkpoint(const unsigned char *data, size_t size, const std::string &what,
+                            std::shared_ptr<const void> owner = nullptr);
 
 // "crc32:0123abcd"
 std::string crc32_text(uint32_t crc);

@@ -1,12 +1,7 @@
 // Reading checkpoints: every length, name, dtype, shape and offset in the header is checked, then
 // the format version and both checksums, before a single tensor byte is handed out. A file can be
 // anything (truncated, bit-flipped, another program's, hostile), so nothing in it is trusted.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <set>
 
@@ -15,6 +10,7 @@
 #include "core/json_options.h"
 #include "core/run_control.h"
 #include "io/checkpoint.h"
+#include "io/file_bytes.h"
 
 namespace nnrt::io {
 
@@ -160,44 +156,22 @@ void check_checksum(const std::map<std::string, std::string> &metadata, const ch
   }
 }
 
-// Closes a file descriptor when the read ends, by return or by exception (a stopped call).
-struct FileCloser {
-  int fd;
-  ~FileCloser() { close(fd); }
-};
-
-std::vector<unsigned char> read_file_bytes(const std::string &path) {
-  // O_NONBLOCK so that opening a FIFO does not wait for a writer; it is refused just below.
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) fail(NNRT_ERR_IO, "cannot open '", path, "': ", std::strerror(errno));
-  FileCloser closer{fd};
-  std::vector<unsigned char> bytes;
-  struct stat st {};
-  if (fstat(fd, &st) != 0) fail(NNRT_ERR_IO, "cannot read '", path, "': ", std::strerror(errno));
-  // A checkpoint is a file: a device (/dev/zero), a FIFO or a directory would be read without end or
-  // not at all.
-  if (!S_ISREG(st.st_mode)) {
-    fail(NNRT_ERR_IO, "cannot read '", path, "': not a regular file (",
-         S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "a socket or other special file",
-         "); a checkpoint is a regular file");
+// zlib's crc32 of a section, 64 KB at a time with check_run() between: the checksum is where a load
+// of a mapped file reads it, and a call with run options stops within 64 KB.
+uint32_t crc32_checked(const unsigned char *data, uint64_t size) {
+  constexpr uint64_t kChunk = 1 << 16;
+  uint32_t crc = 0;
+  for (uint64_t at = 0; at < size; at += kChunk) {
+    check_run();
+    crc = crc32_of(data + at, std::min(kChunk, size - at), crc);
   }
-  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  bytes.reserve(static_cast<size_t>(st.st_size));
-  unsigned char chunk[1 << 16];
-  while (true) {
-    check_run();  // a load run with nnrt_run_options stops within 64 KB of reading
-    ssize_t n = read(fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail(NNRT_ERR_IO, "cannot read '", path, "': ", std::strerror(errno));
-    if (n == 0) break;
-    bytes.insert(bytes.end(), chunk, chunk + n);
-  }
-  return bytes;
+  return crc;
 }
 
 }  // namespace
 
-Checkpoint parse_checkpoint(const unsigned char *data, size_t size, const std::string &what) {
+Checkpoint parse_checkpoint(const unsigned char *data, size_t size, const std::string &what,
+                            std::shared_ptr<const void> owner) {
   if (size < 8) corrupt(what, "too short for a safetensors file (", size, " bytes; the header length alone takes 8)");
   uint64_t header_size = read_u64_le(data);
   if (header_size > size - 8 || header_size > kMaxHeaderBytes) {
@@ -228,22 +202,30 @@ Checkpoint parse_checkpoint(const unsigned char *data, size_t size, const std::s
   std::string meaning = header_checksum_text(checkpoint.metadata, entries);
   check_checksum(checkpoint.metadata, kHeaderChecksumKey,
                  crc32_of(reinterpret_cast<const unsigned char *>(meaning.data()), meaning.size()), "header", what);
-  check_checksum(checkpoint.metadata, kChecksumKey, crc32_of(data_section, data_size), "data section", what);
+  check_checksum(checkpoint.metadata, kChecksumKey, crc32_checked(data_section, data_size), "data section", what);
 
   for (const TensorEntry &e : entries) {
     TensorRecord t;
     t.name = e.name;
     t.dtype = e.dtype;
     t.shape = e.shape;
-    t.bytes.assign(data_section + e.begin, data_section + e.end);
+    if (owner) {
+      t.source = owner;
+      t.view = data_section + e.begin;
+      t.view_size = e.end - e.begin;
+    } else {
+      t.bytes.assign(data_section + e.begin, data_section + e.end);
+    }
     checkpoint.tensors.push_back(std::move(t));
   }
   return checkpoint;
 }
 
-Checkpoint read_checkpoint(const std::string &path) {
-  std::vector<unsigned char> bytes = read_file_bytes(path);
-  return parse_checkpoint(bytes.data(), bytes.size(), cat("checkpoint '", path, "'"));
+Checkpoint read_checkpoint(const std::string &path, bool map) {
+  FileBytes file = file_bytes(path, map);
+  // Views of a mapping; copies of a file read, so that what a caller keeps (parameters) does not
+  // hold the whole buffer (optimizer state, the header) alive.
+  return parse_checkpoint(file.data, file.size, cat("checkpoint '", path, "'"), file.mapped ? file.owner : nullptr);
 }
 
 }  // namespace nnrt::io

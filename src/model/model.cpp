@@ -51,6 +51,12 @@ void Placement::record(int32_t kind, const std::string &backend, bool fallback) 
   if (fallback) fallbacks_.insert(op);
 }
 
+void Placement::copy_forward(const Placement &from) {
+  std::scoped_lock lock(mutex_, from.mutex_);
+  forward_ = from.forward_;
+  fallbacks_ = from.fallbacks_;
+}
+
 Json Placement::to_json() const {
   std::lock_guard<std::mutex> lock(mutex_);
   Json j = Json::object();
@@ -175,7 +181,7 @@ std::shared_ptr<Model> Model::share() const {
   std::shared_ptr<Model> m(new Model);
   m->ctx_ = ctx_;
   m->config_ = config_;
-  m->build(config_, this);
+  m->build(config_, [this](size_t i, const Param &) { return params_.at(i).value; }, this);  // same config, same params
   std::lock_guard<std::mutex> token(share_token_mutex_);
   if (!share_token_) share_token_ = std::make_shared<const int>(0);
   m->share_token_ = share_token_;
@@ -185,21 +191,28 @@ std::shared_ptr<Model> Model::share() const {
 std::unique_lock<WriterPreferringSharedMutex> Model::lock_for_writing() {
   std::unique_lock<WriterPreferringSharedMutex> write(lock_);
   std::lock_guard<std::mutex> token(share_token_mutex_);
-  if (share_token_ && share_token_.use_count() > 1) {
-    // Same layout (a padded parameter stays padded), so that prediction plans keep replaying.
-    for (Param &p : params_) {
-      const Storage &old = *p.value.storage();
+  bool shared = share_token_ && share_token_.use_count() > 1;
+  for (Param &p : params_) {
+    const Storage &old = *p.value.storage();
+    if (shared) {
+      // Same layout (a padded parameter stays padded), so that prediction plans keep replaying.
       Array block = Array::allocate(ctx_->device(), p.value.dtype(), Shape{int64_t(old.bytes / dtype_size(p.value.dtype()))});
       Array copy = block.view(p.value.shape(), p.value.strides(), p.value.offset());
       ops::copy_into(*ctx_, p.value, copy);
       p.value = copy;
+    } else if (old.lent) {
+      // A view of a mapped checkpoint: into memory of the model's own, in the layout training wants
+      // (prediction plans see the new layout and record again).
+      Array copy = Array::allocate(ctx_->device(), p.value.dtype(), p.value.shape());
+      ops::copy_into(*ctx_, p.value, copy);
+      p.value = param_storage(*ctx_, copy);
     }
   }
   share_token_.reset();
   return write;
 }
 
-void Model::build(const Json &config, const Model *shared_from) {
+void Model::build(const Json &config, const ParamSource &source, const Model *placed_like) {
   JsonReader top(config, "config");
   uint64_t seed = read_input(top);
   top.get_string("name", "");
@@ -210,7 +223,12 @@ void Model::build(const Json &config, const Model *shared_from) {
   std::vector<int32_t> position = adopt_in_order(std::move(graph.nodes), deps, topological_order(deps));
   read_outputs(top, sequential, graph.by_name, position);
   top.finish();
-  infer_shapes_and_init(seed, shared_from);
+  infer_shapes_and_init(seed, source);
+  if (placed_like) {
+    // The same config, parameters and context as a model that ran: it would run the same ops.
+    for (size_t i = 0; i < nodes_.size(); ++i) nodes_[i].placement->copy_forward(*placed_like->nodes_[i].placement);
+    return;
+  }
   // One example through the model: proves the graph runs, and fills in the forward placement.
   predict(ops::zeros(*ctx_, NNRT_DTYPE_F32, with_batch(1, input_shapes_[0])));
 }
@@ -257,7 +275,7 @@ void Model::read_outputs(JsonReader &top, bool sequential, const std::map<std::s
   }
 }
 
-void Model::infer_shapes_and_init(uint64_t seed, const Model *shared_from) {
+void Model::infer_shapes_and_init(uint64_t seed, const ParamSource &source) {
   for (size_t i = 0; i < nodes_.size(); ++i) {
     Node &node = nodes_[i];
     node.layer->index = static_cast<int32_t>(i);
@@ -276,8 +294,8 @@ void Model::infer_shapes_and_init(uint64_t seed, const Model *shared_from) {
       p.name = node.layer->name + "." + spec.suffix;
       p.spec = spec;
       p.node = static_cast<int32_t>(i);
-      if (shared_from) {
-        p.value = shared_from->params_.at(params_.size()).value;  // the same config: the same parameters
+      if (source) {
+        p.value = source(params_.size(), p);
       } else {
         p.value = param_storage(
             *ctx_, initialise(*ctx_, spec.init, spec.shape, spec.fan_in, spec.fan_out, mix_seed(seed, params_.size())));

@@ -33,6 +33,8 @@ class Placement : public backend::PlacementRecorder {
  public:
   void record(int32_t kind, const std::string &backend, bool fallback) override;
   void set_backward(bool backward) { backward_ = backward; }
+  // The forward placement of the same node of another model (nnrt_model_share).
+  void copy_forward(const Placement &from);
   Json to_json() const;
 
  private:
@@ -83,7 +85,8 @@ class Model {
   // Readers (predict, get_param, summary) take it shared; writers (training, set_param) exclusive.
   WriterPreferringSharedMutex &lock() const { return lock_; }
   // The lock taken exclusively by a caller about to write parameters in place: parameters shared
-  // with other models (share()) are copied for this one first (copy on write).
+  // with other models (share()) are copied for this one first (copy on write), and so are those in
+  // memory nnrt does not own (a checkpoint's mapping, see load()).
   std::unique_lock<WriterPreferringSharedMutex> lock_for_writing();
 
   // Another model of this config whose parameters are this one's memory (nnrt_model_share).
@@ -122,6 +125,10 @@ class Model {
 
   // Checkpoints (model_checkpoint.cpp): a safetensors file with the config in its metadata.
   void save(const std::string &path) const;
+  // On a backend whose memory is host memory, and unless the context option "map_checkpoints" is
+  // false, the file is mapped (io/file_bytes.h) and each parameter is a view of its bytes in the
+  // mapping (where they are aligned for F32): no copy, and models loaded from one file share the
+  // page cache's pages. Otherwise parameters are copied.
   static std::shared_ptr<Model> load(std::shared_ptr<Context> ctx, const std::string &path);
 
   // The summary JSON of nnrt_model_summary.
@@ -140,15 +147,19 @@ class Model {
   Model() = default;
   // Building, in order: the input shape and seed, the layers, the graph's order and outputs, then
   // shapes and initial parameters (model.cpp). Each throws nnrt::Error naming the config key.
-  void build(const Json &config, const Model *shared_from = nullptr);
+  // Where build() takes parameter number `index`'s value from instead of initialising it (a shared
+  // model's source, a checkpoint's); `p` has its name and spec.
+  // build() ends by predicting one example, which proves the graph runs and records the forward
+  // placement; with `placed_like` (a model of the same config and parameters) it copies that one's.
+  using ParamSource = std::function<Array(size_t index, const Param &p)>;
+  void build(const Json &config, const ParamSource &source = nullptr, const Model *placed_like = nullptr);
   uint64_t read_input(JsonReader &top);  // returns the seed of the parameters' initialisation
   // Moves the nodes into nodes_ in `order`, inputs renumbered; returns each config index's position.
   std::vector<int32_t> adopt_in_order(std::vector<Node> parsed, const std::vector<std::vector<int32_t>> &deps,
                                       const std::vector<int32_t> &order);
   void read_outputs(JsonReader &top, bool sequential, const std::map<std::string, int32_t> &by_name,
                     const std::vector<int32_t> &position);
-  // `shared_from`, when given, is the model whose parameters this one takes instead of new ones.
-  void infer_shapes_and_init(uint64_t seed, const Model *shared_from = nullptr);
+  void infer_shapes_and_init(uint64_t seed, const ParamSource &source);
   Array run_layers(const Array &x) const;  // predict's pass, the caller holding the lock shared
 
   std::shared_ptr<Context> ctx_;

@@ -20,14 +20,34 @@ void Model::save(const std::string &path) const {
 
 std::shared_ptr<Model> Model::load(std::shared_ptr<Context> ctx, const std::string &path) {
   std::string what = cat("checkpoint '", path, "'");
+  const bool host = ctx->device()->host_memory();
   // A call with run options may stop between these stages (core/run_control.h).
   check_run();
-  io::Checkpoint checkpoint = io::read_checkpoint(path);
+  io::Checkpoint checkpoint = io::read_checkpoint(path, ctx->options().map_checkpoints);
   check_run();
   Json config = checkpoint_config(checkpoint, what);
-  std::shared_ptr<Model> m;
+  // Each parameter as the config builds it: a view of the file's mapping where the backend reads host
+  // memory and the bytes are aligned for F32 (always, in files nnrt wrote: every tensor is F32 and
+  // the data section starts at a multiple of 8), else a copy.
+  auto from_checkpoint = [&](size_t, const Param &p) {
+    check_run();
+    const io::TensorRecord *r = checkpoint.find(p.name);
+    if (!r) fail(NNRT_ERR_CORRUPT, what, ": the parameter \"", p.name, "\" that its config defines is missing");
+    check_record(*r, p.spec.shape, what);
+    auto *bytes = const_cast<unsigned char *>(r->data());
+    if (host && r->source && r->size() > 0 && reinterpret_cast<uintptr_t>(bytes) % alignof(float) == 0) {
+      return Array::lend(ctx->device(), NNRT_DTYPE_F32, r->shape, contiguous_strides(r->shape), bytes, r->size(),
+                         [keep = r->source] {});
+    }
+    Array value = Array::allocate(ctx->device(), NNRT_DTYPE_F32, r->shape);
+    value.copy_from_host(r->data(), r->size());
+    return param_storage(*ctx, value);
+  };
+  std::shared_ptr<Model> m(new Model);
+  m->ctx_ = ctx;  // not moved: from_checkpoint uses ctx
+  m->config_ = config;
   try {
-    m = create(std::move(ctx), config);
+    m->build(config, from_checkpoint);
   } catch (const Error &e) {
     // A config nnrt wrote was valid when saved: one that no longer builds is damage (or a file
     // written by hand), not a mistake of the caller's.
@@ -35,11 +55,7 @@ std::shared_ptr<Model> Model::load(std::shared_ptr<Context> ctx, const std::stri
     if (s != NNRT_ERR_INVALID_ARGUMENT && s != NNRT_ERR_SHAPE && s != NNRT_ERR_DTYPE) throw;
     fail(NNRT_ERR_CORRUPT, what, ": its ", io::kConfigKey, " is not a valid model config: ", e.what());
   }
-  std::vector<const io::TensorRecord *> records = match_params(checkpoint, *m, what);
-  for (size_t i = 0; i < records.size(); ++i) {
-    check_run();
-    write_param(m->ctx(), m->params_[i].value, records[i]->bytes.data(), records[i]->bytes.size());
-  }
+  match_params(checkpoint, *m, what);  // refuses tensors that are neither parameters nor optimizer state
   return m;
 }
 

@@ -17,7 +17,7 @@ io::TensorRecord record_from_array(Context &ctx, const std::string &name, const 
 }
 
 Array array_from_record(Context &ctx, const io::TensorRecord &record) {
-  return ops::from_host(ctx, record.dtype, record.shape, record.bytes.data(), record.bytes.size());
+  return ops::from_host(ctx, record.dtype, record.shape, record.data(), record.size());
 }
 
 std::vector<io::TensorRecord> param_records(const Model &m) {

@@ -239,7 +239,7 @@ void Trainer::save(const std::string &path) const {
 void Trainer::restore(const std::string &path) {
   std::string what = cat("checkpoint '", path, "'");
   model::Model &m = *model_;
-  io::Checkpoint checkpoint = io::read_checkpoint(path);
+  io::Checkpoint checkpoint = io::read_checkpoint(path, m.ctx().options().map_checkpoints);
 
   // Everything is checked, and every new array made, before anything changes.
   Json config = model::checkpoint_config(checkpoint, what);

@@ -1,6 +1,7 @@
 /* Embedding: arrays over the caller's memory (nnrt_array_wrap_host), predictions written into the
 ** caller's output (nnrt_model_predict_into), and calls stopped by run options (cancel, timeout, abort
-** callback) from the calling thread and from another one (run under ThreadSanitizer too).
+** callback) from the calling thread and from another one (run under ThreadSanitizer too), models
+** sharing parameters (nnrt_model_share) and loaded from a mapped checkpoint, and an idle process.
 **
 ** argv[1], when given, is the context's options (the backend). */
 #include <pthread.h>
@@ -615,6 +616,16 @@ static void test_shared_parameters_cost_once_and_copy_on_write(void) {
     CHECK(memcmp(before, after, sizeof before) == 0);
   }
   check_shared_residency(resident_mb() - rss0);
+  { /* A share reports the same summary, placement of its ops included, without having predicted. */
+    static char base_summary[1 << 16], share_summary[1 << 16];
+    size_t len = 0;
+    nnrt_model *fresh = NULL;
+    CHECK_OK(nnrt_model_share(base, &fresh));
+    CHECK_OK(nnrt_model_summary(base, base_summary, sizeof base_summary, &len));
+    CHECK_OK(nnrt_model_summary(fresh, share_summary, sizeof share_summary, &len));
+    CHECK(strcmp(base_summary, share_summary) == 0 && strstr(share_summary, "\"forward\":{\"matmul\"") != NULL);
+    nnrt_model_release(fresh);
+  }
 
   /* Train shares[3]: its parameters become its own. */
   CHECK_OK(nnrt_trainer_create(shares[3], "{\"optimizer\": {\"type\": \"sgd\", \"learning_rate\": 0.5}}", &t));
@@ -671,6 +682,150 @@ static void test_a_load_stops_while_reading(void) {
   unlink(path);
   nnrt_run_options_release(o);
   nnrt_model_release(m);
+  nnrt_context_release(ctx);
+}
+
+/* ---- mapped checkpoints ---------------------------------------------------------------------- */
+
+/* How many of this process's mappings are of `path` (/proc/self/maps names the file). */
+static int mappings_of(const char *path) {
+  char line[4096];
+  int n = 0;
+  FILE *f = fopen("/proc/self/maps", "r");
+  if (!f) return -1;
+  while (fgets(line, sizeof line, f)) n += strstr(line, path) != NULL;
+  fclose(f);
+  return n;
+}
+
+/* Anonymous resident memory (RssAnon): what copies of parameters cost, unlike a file's mapped pages. */
+static double anonymous_mb(void) {
+  char line[256];
+  double kb = 0;
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "RssAnon: %lf kB", &kb) == 1) break;
+  fclose(f);
+  return kb / 1e3;
+}
+
+static void check_mapped_residency(double grown) {
+#if defined(__SANITIZE_ADDRESS__)
+  (void)grown;
+  C_TEST_SKIP("AddressSanitizer's quarantine keeps freed memory resident: the memory of mapped loads is "
+              "measured in the release build");
+#else
+  /* Eight loads that copied would hold eight copies of 16.8 MB (134 MB) of anonymous memory. */
+  if (!C_TEST_RECORD(grown < 16)) fprintf(stderr, "8 mapped loads grew anonymous memory by %.1f MB\n", grown);
+  printf("8 loads of a 16.8 MB checkpoint: anonymous memory +%.1f MB\n", grown);
+#endif
+}
+
+static void read_whole_file(const char *path, unsigned char *buf, size_t cap, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  *len = 0;
+  CHECK(f != NULL);
+  if (!f) return;
+  *len = fread(buf, 1, cap, f);
+  fclose(f);
+}
+
+/* Models loaded from one file use its mapped pages as their parameters, on a host-memory backend:
+** eight loads cost no anonymous memory per model, a write (set_param, training) copies the writer's
+** parameters out of the mapping and changes neither the file nor the other models, the file may
+** be replaced or deleted while mapped, and the mapping goes with the last model. With
+** "map_checkpoints": false, or on a device backend, nothing stays mapped. */
+static void test_loaded_parameters_are_the_files_pages(void) {
+  static unsigned char file_before[17 << 20], file_after[17 << 20];
+  static float xv[2 * 1024];
+  char path[] = "/tmp/nnrt-test-embedding-mapped-XXXXXX";
+  nnrt_context *ctx = new_context(), *unmapped_ctx = NULL;
+  nnrt_model *m = new_model(ctx, wide), *loaded[8], *copied = NULL, *other = new_model(ctx, deep);
+  nnrt_trainer *t = NULL;
+  nnrt_array *x = NULL, *labels = NULL, *bias = NULL;
+  float bias_values[4] = {1, -2, 3, -4}, before[8], after[8];
+  int64_t xs[2] = {2, 1024}, n = 2, bias_shape[1] = {4}, label_values[2] = {1, 3};
+  size_t len_before = 0, len_after = 0;
+  double anon0, loss = 0;
+  char options[256];
+  int i, fd = mkstemp(path);
+  CHECK(fd >= 0);
+  if (fd >= 0) close(fd);
+  for (i = 0; i < 2 * 1024; ++i) xv[i] = (float)((i * 7) % 19) * 0.04f - 0.3f;
+  CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 2, xs, xv, sizeof xv, &x));
+  CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_I64, 1, &n, label_values, sizeof label_values, &labels));
+  CHECK_OK(nnrt_model_save(m, path));
+  read_whole_file(path, file_before, sizeof file_before, &len_before);
+  predict_wide(m, x, before);
+  nnrt_model_release(m);
+
+  anon0 = anonymous_mb();
+  for (i = 0; i < 8; ++i) CHECK_OK(nnrt_model_load(ctx, path, &loaded[i]));
+  CHECK(mappings_of(path) == (lends ? 1 : 0)); /* one mapping, shared by the eight */
+  if (lends) check_mapped_residency(anonymous_mb() - anon0);
+  for (i = 0; i < 8; ++i) {
+    predict_wide(loaded[i], x, after);
+    CHECK(memcmp(before, after, sizeof before) == 0);
+  }
+
+  /* Writes copy the writer's parameters; the file and the other models keep theirs. */
+  CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 1, bias_shape, bias_values, sizeof bias_values, &bias));
+  CHECK_OK(nnrt_model_set_param(loaded[2], "layer2.bias", bias));
+  predict_wide(loaded[2], x, after);
+  CHECK(memcmp(before, after, sizeof before) != 0);
+  CHECK_OK(nnrt_trainer_create(loaded[3], "{\"optimizer\": {\"type\": \"sgd\", \"learning_rate\": 0.5}}", &t));
+  CHECK_OK(nnrt_trainer_step(t, x, labels, &loss));
+  predict_wide(loaded[3], x, after);
+  CHECK(memcmp(before, after, sizeof before) != 0);
+  read_whole_file(path, file_after, sizeof file_after, &len_after);
+  CHECK(len_before > 16000000 && len_before == len_after && memcmp(file_before, file_after, len_before) == 0);
+  CHECK(mappings_of(path) == (lends ? 1 : 0)); /* six models still use it */
+
+  /* Another model saved over the path (a rename) and the path deleted: the loaded ones do not change. */
+  CHECK_OK(nnrt_model_save(other, path));
+  unlink(path);
+  for (i = 0; i < 8; ++i) {
+    if (i == 2 || i == 3) continue;
+    predict_wide(loaded[i], x, after);
+    CHECK(memcmp(before, after, sizeof before) == 0);
+  }
+  /* The writers hold no part of the mapping: it goes with the six others. */
+  for (i = 0; i < 8; ++i)
+    if (i != 2 && i != 3) nnrt_model_release(loaded[i]);
+  CHECK(mappings_of("nnrt-test-embedding-mapped") == 0);
+  predict_wide(loaded[2], x, after);
+  CHECK(memcmp(before, after, sizeof before) != 0);
+  nnrt_trainer_release(t);
+  nnrt_model_release(loaded[2]);
+  nnrt_model_release(loaded[3]);
+
+  /* Reading instead of mapping, as the option asks. */
+  snprintf(options, sizeof options, "%.*s, \"map_checkpoints\": false}", (int)strlen(context_options) - 1,
+           context_options);
+  CHECK_OK(nnrt_context_create(options, &unmapped_ctx));
+  m = new_model(ctx, wide);
+  CHECK_OK(nnrt_model_save(m, path));
+  predict_wide(m, x, before);
+  CHECK_OK(nnrt_model_load(unmapped_ctx, path, &copied));
+  CHECK(mappings_of(path) == 0);
+  {
+    nnrt_array *x2 = NULL;
+    CHECK_OK(nnrt_array_from_host(unmapped_ctx, NNRT_DTYPE_F32, 2, xs, xv, sizeof xv, &x2));
+    predict_wide(copied, x2, after);
+    nnrt_array_release(x2);
+  }
+  CHECK(memcmp(before, after, sizeof before) == 0);
+  CHECK_STATUS(nnrt_context_create("{\"map_checkpoints\": 1}", &unmapped_ctx), NNRT_ERR_INVALID_ARGUMENT,
+               "map_checkpoints");
+  unlink(path);
+  nnrt_model_release(copied);
+  nnrt_model_release(m);
+  nnrt_model_release(other);
+  nnrt_array_release(bias);
+  nnrt_array_release(labels);
+  nnrt_array_release(x);
+  nnrt_context_release(unmapped_ctx);
   nnrt_context_release(ctx);
 }
 
@@ -774,6 +929,7 @@ int main(int argc, char **argv) {
   test_canceller_races_predictions();
   test_shared_parameters_cost_once_and_copy_on_write();
   test_a_load_stops_while_reading();
+  test_loaded_parameters_are_the_files_pages();
   test_idle_process_uses_no_cpu();
   return c_test_finish("test_embedding");
 }

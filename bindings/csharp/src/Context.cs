@@ -11,8 +11,8 @@ namespace Nnrt
         public ContextHandle Handle { get; private set; }
 
         /// <summary>Creates a context. optionsJson is null (or "{}") for the defaults, or a JSON object
-        /// with "backend", "device", "strict", "threads", "deterministic", "seed", "default_dtype" and
-        /// "cache", as nnrt.h describes at nnrt_context_create.</summary>
+        /// with "backend", "device", "strict", "threads", "deterministic", "seed", "default_dtype",
+        /// "map_checkpoints" and "cache", as nnrt.h describes at nnrt_context_create.</summary>
         /// <exception cref="NnrtException">InvalidArgument for bad options (the message names the key),
         /// NoDevice or Backend when the named backend cannot be used.</exception>
         /// <exception cref="DllNotFoundException">libnnrt could not be loaded.</exception>

@@ -23,7 +23,7 @@ class Context(Handle):
         ctx = nnrt.Context({"backend": "onednn", "cache": {"max_cached_bytes": 1 << 28}})
 
     Keys are those of nnrt_context_create in nnrt.h (backend, device, strict, threads, deterministic,
-    seed, default_dtype, cache); an unknown key raises InvalidArgumentError naming it. A context may
+    seed, default_dtype, map_checkpoints, cache); an unknown key raises InvalidArgumentError naming it. A context may
     be shared between threads. Everything made from it keeps it alive, so it may be closed first.
     """
 

@@ -17,7 +17,7 @@ void expect_same(const Checkpoint &read, const Checkpoint &written) {
     ASSERT_NE(r, nullptr) << w.name;
     EXPECT_EQ(r->dtype, w.dtype) << w.name;
     EXPECT_EQ(r->shape, w.shape) << w.name;
-    EXPECT_EQ(r->bytes, w.bytes) << w.name;
+    EXPECT_EQ(std::vector<unsigned char>(r->data(), r->data() + r->size()), w.bytes) << w.name;
   }
   for (const auto &[key, value] : written.metadata) EXPECT_EQ(read.metadata.at(key), value) << key;
 }
