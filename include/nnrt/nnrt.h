@@ -49,14 +49,14 @@
 **                               A debugging aid that shows results computed from memory nothing
 **                               wrote; it costs a pass over every block. Unset: no filling.
 **
-** nnrt never changes its process's environment. One setting is the application's to make: the
-** oneDNN plugin runs on GNU OpenMP, whose threads spin for about 300000 iterations at every barrier
-** before they sleep. nnrt alternates OpenMP regions with its own thread pool and the prefetch thread,
-** so on a machine whose cores are busy the spinning starves them (LeNet training can fall tenfold).
-** GOMP_SPINCOUNT=10000 (or OMP_WAIT_POLICY=passive) keeps nearly all the speed of a quiet machine;
-** libgomp reads it once when it loads, with the first plugin, so set it in the environment before
-** the program starts or before its first nnrt_context_create. The `nnrt` command does so when
-** neither variable is set.
+** nnrt never changes its process's environment, and needs none of it set. The oneDNN plugin runs on
+** GNU OpenMP, whose threads spin for a moment at every barrier (about 300000 iterations) and then
+** sleep, so a process that waits uses no CPU. That spin is OpenMP's, read once per process when
+** the first plugin loads it (OMP_WAIT_POLICY, GOMP_SPINCOUNT): no context option can change it, and
+** the thread count per context ("threads") is what nnrt controls. OpenMP's defaults need no
+** change: LeNet training at 2 threads on a quiet 2-core machine ran within 10% of its speed with
+** GOMP_SPINCOUNT=10000, and faster than that with the other core busy; OMP_WAIT_POLICY=passive
+** halved it. The `nnrt` command sets GOMP_SPINCOUNT=10000 when neither variable is set.
 */
 #ifndef NNRT_H
 #define NNRT_H
