@@ -44,23 +44,33 @@ MappingTable &mapping_table() {
 std::shared_ptr<const void> map_file(int fd, const struct stat &st) {
   FileKey key{st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec};
   MappingTable &table = mapping_table();
-  std::lock_guard<std::mutex> lock(table.mutex);
-  auto it = table.entries.find(key);
-  if (it != table.entries.end()) {
-    if (std::shared_ptr<const void> alive = it->second.lock()) return alive;
+  {
+    std::lock_guard<std::mutex> lock(table.mutex);
+    auto it = table.entries.find(key);
+    if (it != table.entries.end()) {
+      if (std::shared_ptr<const void> alive = it->second.lock()) return alive;
+    }
   }
   size_t size = static_cast<size_t>(st.st_size);
   void *address = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
   if (address == MAP_FAILED) return nullptr;
-  // The deleter runs even when making the shared_ptr fails; it takes the entry out of the table.
+  // The deleter takes the entry out of the table; it also runs when making the shared_ptr fails.
+  // Neither it nor the destruction of a mapping may happen with the table's mutex held, so
+  // `mapping` is made before the lock below and destroyed after it.
   std::shared_ptr<const void> mapping(address, [size, key, &table](const void *a) {
     munmap(const_cast<void *>(a), size);
     std::lock_guard<std::mutex> lock(table.mutex);
     auto it = table.entries.find(key);
     if (it != table.entries.end() && it->second.expired()) table.entries.erase(it);
   });
-  table.entries[key] = mapping;
-  return mapping;
+  std::shared_ptr<const void> existing;
+  {
+    std::lock_guard<std::mutex> lock(table.mutex);
+    std::weak_ptr<const void> &entry = table.entries[key];
+    existing = entry.lock();  // another thread mapped the file meanwhile: use its mapping
+    if (!existing) entry = mapping;
+  }
+  return existing ? existing : mapping;
 }
 
 FileBytes read_all(int fd, const std::string &path, size_t size_hint) {
