@@ -40,7 +40,8 @@ struct TensorRecord {
   nnrt_dtype dtype = NNRT_DTYPE_F32;
   Shape shape;
   // The values, row-major and little-endian: in `bytes` for a record made in memory; for one read
-  // from a mapped file, `view_size` bytes at `view` inside `source` (the mapping).
+  // from a file, `view_size` bytes at `view` inside `source` (the file's mapping, or the buffer it
+  // was read into).
   std::vector<unsigned char> bytes;
   std::shared_ptr<const void> source;
   const unsigned char *view = nullptr;
@@ -53,6 +54,9 @@ struct TensorRecord {
 struct Checkpoint {
   std::map<std::string, std::string> metadata;  // safetensors metadata: string -> string
   std::vector<TensorRecord> tensors;            // in data order (sort_by_offsets)
+  // Read from a file that was mapped: the records' bytes are the file's pages. Otherwise they lie
+  // in a buffer holding the whole file, which a record kept for long would keep alive.
+  bool mapped = false;
   const TensorRecord *find(const std::string &name) const;
 };
 
@@ -76,8 +80,8 @@ void write_checkpoint(const std::string &path, const Checkpoint &checkpoint);
 // NNRT_ERR_CORRUPT (anything malformed, truncated, foreign or failing a checksum, with what and
 // where), NNRT_ERR_VERSION (a newer format). Leftover temporary files of interrupted saves are
 // never looked at: only `path` is read. With `map`, the file is mapped where the system allows
-// (file_bytes.h) and the records are views of the mapping, which they keep alive; otherwise
-// (or where the system cannot map the file) they are copies.
+// (file_bytes.h, and `mapped` is set); the records are views of the mapping or of the buffer read,
+// which they keep alive.
 Checkpoint read_checkpoint(const std::string &path, bool map = false);
 
 // The same validation on a buffer (for fuzzing and tests); `what` names it in messages. With

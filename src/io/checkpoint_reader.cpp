@@ -223,9 +223,9 @@ Checkpoint parse_checkpoint(const unsigned char *data, size_t size, const std::s
 
 Checkpoint read_checkpoint(const std::string &path, bool map) {
   FileBytes file = file_bytes(path, map);
-  // Views of a mapping; copies of a file read, so that what a caller keeps (parameters) does not
-  // hold the whole buffer (optimizer state, the header) alive.
-  return parse_checkpoint(file.data, file.size, cat("checkpoint '", path, "'"), file.mapped ? file.owner : nullptr);
+  Checkpoint checkpoint = parse_checkpoint(file.data, file.size, cat("checkpoint '", path, "'"), file.owner);
+  checkpoint.mapped = file.mapped;
+  return checkpoint;
 }
 
 }  // namespace nnrt::io

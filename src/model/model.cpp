@@ -203,9 +203,9 @@ std::unique_lock<WriterPreferringSharedMutex> Model::lock_for_writing() {
     } else if (old.lent) {
       // A view of a mapped checkpoint: into memory of the model's own, in the layout training wants
       // (prediction plans see the new layout and record again).
-      Array copy = Array::allocate(ctx_->device(), p.value.dtype(), p.value.shape());
+      Array copy = new_param(*ctx_, p.value.dtype(), p.value.shape());
       ops::copy_into(*ctx_, p.value, copy);
-      p.value = param_storage(*ctx_, copy);
+      p.value = copy;
     }
   }
   share_token_.reset();

@@ -35,13 +35,13 @@ std::shared_ptr<Model> Model::load(std::shared_ptr<Context> ctx, const std::stri
     if (!r) fail(NNRT_ERR_CORRUPT, what, ": the parameter \"", p.name, "\" that its config defines is missing");
     check_record(*r, p.spec.shape, what);
     auto *bytes = const_cast<unsigned char *>(r->data());
-    if (host && r->source && r->size() > 0 && reinterpret_cast<uintptr_t>(bytes) % alignof(float) == 0) {
+    if (host && checkpoint.mapped && r->size() > 0 && reinterpret_cast<uintptr_t>(bytes) % alignof(float) == 0) {
       return Array::lend(ctx->device(), NNRT_DTYPE_F32, r->shape, contiguous_strides(r->shape), bytes, r->size(),
                          [keep = r->source] {});
     }
-    Array value = Array::allocate(ctx->device(), NNRT_DTYPE_F32, r->shape);
-    value.copy_from_host(r->data(), r->size());
-    return param_storage(*ctx, value);
+    Array value = new_param(*ctx, NNRT_DTYPE_F32, r->shape);
+    write_param(*ctx, value, r->data(), r->size());
+    return value;
   };
   std::shared_ptr<Model> m(new Model);
   m->ctx_ = ctx;  // not moved: from_checkpoint uses ctx

@@ -1,7 +1,10 @@
 // Parameter storage layouts (param_storage.h).
 #include "model/param_storage.h"
 
+#include <cstring>
+
 #include "backend/ops.h"
+#include "core/dtype.h"
 
 namespace nnrt::model {
 
@@ -9,21 +12,42 @@ namespace {
 constexpr int64_t kAliasingBytes = 1024, kPadBytes = 64, kMinRows = 64;
 }  // namespace
 
+namespace {
+// Whether a parameter of this shape is stored padded (param_storage.h says why).
+bool padded(Context &ctx, nnrt_dtype dtype, const Shape &shape) {
+  if (!ctx.device()->host_memory() || shape.rank != 2 || dtype != NNRT_DTYPE_F32) return false;
+  const int64_t rows = shape.dims[0], cols = shape.dims[1], bytes = static_cast<int64_t>(sizeof(float));
+  return rows >= kMinRows && cols > 0 && cols * bytes % kAliasingBytes == 0;
+}
+}  // namespace
+
+Array new_param(Context &ctx, nnrt_dtype dtype, const Shape &shape) {
+  if (!padded(ctx, dtype, shape)) return Array::allocate(ctx.device(), dtype, shape);
+  const int64_t rows = shape.dims[0], cols = shape.dims[1];
+  Array storage = ops::zeros(ctx, NNRT_DTYPE_F32, Shape{rows, cols + kPadBytes / static_cast<int64_t>(sizeof(float))});
+  return storage.slice(1, 0, cols);
+}
+
 Array param_storage(Context &ctx, const Array &value) {
-  if (!ctx.device()->host_memory() || value.rank() != 2 || value.dtype() != NNRT_DTYPE_F32) return value;
-  const int64_t rows = value.dim(0), cols = value.dim(1), bytes = static_cast<int64_t>(sizeof(float));
-  if (rows < kMinRows || cols == 0 || cols * bytes % kAliasingBytes != 0) return value;
-  Array padded = ops::zeros(ctx, NNRT_DTYPE_F32, Shape{rows, cols + kPadBytes / bytes});
-  Array view = padded.slice(1, 0, cols);
-  ops::copy_into(ctx, value, view);
-  return view;
+  if (!padded(ctx, value.dtype(), value.shape())) return value;
+  Array stored = new_param(ctx, value.dtype(), value.shape());
+  ops::copy_into(ctx, value, stored);
+  return stored;
 }
 
 void write_param(Context &ctx, const Array &param, const void *data, size_t nbytes) {
-  if (param.is_contiguous())
+  if (param.is_contiguous()) {
     param.copy_from_host(data, nbytes);
-  else
+  } else if (ctx.device()->host_memory() && param.rank() == 2 && param.strides()[1] == 1) {
+    // Padded rows in host memory: row by row, without a dense copy that would stay in the cache.
+    const size_t row = static_cast<size_t>(param.dim(1)) * dtype_size(param.dtype());
+    for (int64_t r = 0; r < param.dim(0); ++r) {
+      std::memcpy(static_cast<char *>(param.data()) + r * param.strides()[0] * dtype_size(param.dtype()),
+                  static_cast<const char *>(data) + r * row, row);
+    }
+  } else {
     ops::copy_into(ctx, ops::from_host(ctx, param.dtype(), param.shape(), data, nbytes), param);
+  }
 }
 
 }  // namespace nnrt::model

@@ -21,6 +21,10 @@ namespace nnrt::model {
 // Only matrices of at least 64 rows: on fewer the copy was measured slower, not faster.
 Array param_storage(Context &ctx, const Array &value);
 
+// A new parameter of `shape` in the layout param_storage gives, its values not yet written (write
+// them with write_param or ops::copy_into).
+Array new_param(Context &ctx, nnrt_dtype dtype, const Shape &shape);
+
 // Writes host values (row-major, param's dtype, nbytes == param.nbytes()) into a parameter,
 // whatever its storage layout.
 void write_param(Context &ctx, const Array &param, const void *data, size_t nbytes);
