@@ -10,9 +10,7 @@ namespace nnrt::model {
 
 namespace {
 constexpr int64_t kAliasingBytes = 1024, kPadBytes = 64, kMinRows = 64;
-}  // namespace
 
-namespace {
 // Whether a parameter of this shape is stored padded (param_storage.h says why).
 bool padded(Context &ctx, nnrt_dtype dtype, const Shape &shape) {
   if (!ctx.device()->host_memory() || shape.rank != 2 || dtype != NNRT_DTYPE_F32) return false;
