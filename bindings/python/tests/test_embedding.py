@@ -394,3 +394,27 @@ def test_shared_models_copy_parameters_on_write(ctx):
     np.testing.assert_array_equal(reference(twice, x), before)
     shared.close()
     twice.close()
+
+
+def mappings_of(path) -> int:
+    with open("/proc/self/maps") as f:
+        return sum(str(path) in line for line in f)
+
+
+@pytest.mark.parametrize("mapped", [True, False])
+def test_loaded_models_map_the_checkpoint_unless_asked_not_to(tmp_path, mapped):
+    path = tmp_path / "mlp.safetensors"
+    x = batch(8, seed=4)
+    with nnrt.Context(threads=2, map_checkpoints=mapped) as c:
+        assert c.describe()["map_checkpoints"] is mapped
+        model = c.model(MLP)
+        model.save(path)
+        first, second = c.load_model(path), c.load_model(path)
+        host = c.backend in ("reference", "onednn")
+        assert mappings_of(path) == (1 if mapped and host else 0)
+        np.testing.assert_array_equal(reference(first, x), reference(model, x))
+        first.set_param("layer1.bias", np.array([1, -2, 3], np.float32))
+        np.testing.assert_array_equal(reference(second, x), reference(model, x))
+        for m in (model, first, second):
+            m.close()
+        assert mappings_of(path) == 0
