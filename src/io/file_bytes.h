@@ -2,9 +2,10 @@
 //
 // A mapping costs no copy and no memory of its own: its pages are the page cache's, shared by every
 // process and every model that maps the file, and read from disk only when first touched. Within a
-// process, a file mapped again while a mapping of it lives gets that mapping. nnrt maps
-// files MAP_PRIVATE and writable, so that a write (there should be none: see Model::lock_for_writing)
-// changes a private copy of one page and never the file. What a mapping cannot survive is another
+// process, a file mapped again while a mapping of it lives gets that mapping. nnrt maps files
+// MAP_PRIVATE and writable, so that a stray write (there should be none: Model::lock_for_writing
+// copies parameters out first) changes this process's copy of one page, seen by every model here
+// that shares the mapping, and never the file. What a mapping cannot survive is another
 // program truncating the file while it is mapped: touching a page past the new end raises SIGBUS.
 // nnrt's own saves replace a file by renaming a new one over it, which leaves the mapped (old) file
 // intact; a program that rewrites files in place should set the context option "map_checkpoints" to

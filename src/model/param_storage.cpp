@@ -1,10 +1,7 @@
 // Parameter storage layouts (param_storage.h).
 #include "model/param_storage.h"
 
-#include <cstring>
-
 #include "backend/ops.h"
-#include "core/dtype.h"
 
 namespace nnrt::model {
 
@@ -36,13 +33,11 @@ Array param_storage(Context &ctx, const Array &value) {
 void write_param(Context &ctx, const Array &param, const void *data, size_t nbytes) {
   if (param.is_contiguous()) {
     param.copy_from_host(data, nbytes);
-  } else if (ctx.device()->host_memory() && param.rank() == 2 && param.strides()[1] == 1) {
-    // Padded rows in host memory: row by row, without a dense copy that would stay in the cache.
-    const size_t row = static_cast<size_t>(param.dim(1)) * dtype_size(param.dtype());
-    for (int64_t r = 0; r < param.dim(0); ++r) {
-      std::memcpy(static_cast<char *>(param.data()) + r * param.strides()[0] * dtype_size(param.dtype()),
-                  static_cast<const char *>(data) + r * row, row);
-    }
+  } else if (ctx.device()->host_memory()) {
+    // The caller's bytes lent as an array (only read): no dense copy that would stay in the cache.
+    Array source = Array::lend(ctx.device(), param.dtype(), param.shape(), contiguous_strides(param.shape()),
+                               const_cast<void *>(data), nbytes, [] {});
+    ops::copy_into(ctx, source, param);
   } else {
     ops::copy_into(ctx, ops::from_host(ctx, param.dtype(), param.shape(), data, nbytes), param);
   }
