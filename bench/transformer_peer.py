@@ -4,8 +4,11 @@ encoder, a convolutional network) at one batch size and thread count (3 warm-up 
 for a while: the median latency). Prints one JSON line. nnrt is driven through its C API with
 ctypes (one call costs microseconds; a model's call milliseconds).
 
-    transformer_peer.py nnrt <libnnrt.so> <model.onnx> <threads> <batch> <seconds>
+    transformer_peer.py nnrt <libnnrt.so> <model.onnx> <threads> <batch> <seconds> [<calibration.npy>]
     transformer_peer.py onnxruntime - <model.onnx> <threads> <batch> <seconds>
+
+With a calibration file (examples as NumPy), nnrt runs the model quantized to int8 by
+nnrt_model_quantize on those examples (bench/int8).
 """
 import json
 import os
@@ -29,6 +32,8 @@ def main():
         from nnrt_ctypes import Nnrt
         nnrt = Nnrt(lib, json.dumps({"threads": threads}))
         m = nnrt.import_onnx(model)
+        if len(sys.argv) > 7:
+            m = nnrt.quantize(m, np.load(sys.argv[7]), json.dumps({"batches": 0}))
 
         def call():
             return nnrt.predict(m, x)

@@ -50,6 +50,8 @@ ALLOWED_UNTESTED = {
     ("nnrt_model_predict_into", "NNRT_ERR_OUT_OF_MEMORY"): FAULT_INJECTION,
     ("nnrt_model_predict_into", "NNRT_ERR_BACKEND"): FAULT_INJECTION,
     ("nnrt_model_share", "NNRT_ERR_OUT_OF_MEMORY"): FAULT_INJECTION,
+    ("nnrt_model_quantize", "NNRT_ERR_OUT_OF_MEMORY"): FAULT_INJECTION,
+    ("nnrt_model_quantize", "NNRT_ERR_BACKEND"): FAULT_INJECTION,
     ("nnrt_array_wrap_host", "NNRT_ERR_OUT_OF_MEMORY"):
         "untested: wrapping allocates no array memory, only its handle; no test can make that fail",
     ("nnrt_model_generate", "NNRT_ERR_OUT_OF_MEMORY"): FAULT_INJECTION,

@@ -36,6 +36,7 @@ func TestArrayEveryDType(t *testing.T) {
 	roundTrip(t, ctx, []int32{math.MinInt32, -1, 0, math.MaxInt32}, 4)
 	roundTrip(t, ctx, []int64{math.MinInt64, 42, math.MaxInt64}, 1, 3)
 	roundTrip(t, ctx, []uint8{0, 1, 128, 255}, 2, 2)
+	roundTrip(t, ctx, []int8{math.MinInt8, -1, 0, math.MaxInt8}, 4)
 	roundTrip(t, ctx, []bool{true, false, false, true, true, false}, 3, 2)
 	roundTrip(t, ctx, []float32{2.5})    // a scalar
 	roundTrip(t, ctx, []float32{}, 0, 4) // an empty array

@@ -41,6 +41,10 @@ package nnrt
 // static nnrt_status nnrt_go_model_share(const nnrt_model *m, nnrt_model **out, char **err) {
 //   NNRT_GO_CALL(nnrt_model_share(m, out));
 // }
+// static nnrt_status nnrt_go_model_quantize(nnrt_model *m, nnrt_dataset *calibration,
+//                                           const char *options, nnrt_model **out, char **err) {
+//   NNRT_GO_CALL(nnrt_model_quantize(m, calibration, options, out));
+// }
 // static nnrt_status nnrt_go_model_param_count(const nnrt_model *m, int64_t *count, char **err) {
 //   NNRT_GO_CALL(nnrt_model_param_count(m, count));
 // }
@@ -329,6 +333,18 @@ func cModelShare(m unsafe.Pointer) (unsafe.Pointer, error) {
 	var out *C.nnrt_model
 	var msg *C.char
 	if err := errorFrom(C.nnrt_go_model_share((*C.nnrt_model)(m), &out, &msg), msg); err != nil {
+		return nil, err
+	}
+	return unsafe.Pointer(out), nil
+}
+
+func cModelQuantize(m, calibration unsafe.Pointer, options jsonText) (unsafe.Pointer, error) {
+	text := cJSONText(options)
+	defer freeCString(text)
+	var out *C.nnrt_model
+	var msg *C.char
+	st := C.nnrt_go_model_quantize((*C.nnrt_model)(m), (*C.nnrt_dataset)(calibration), text, &out, &msg)
+	if err := errorFrom(st, msg); err != nil {
 		return nil, err
 	}
 	return unsafe.Pointer(out), nil

@@ -13,6 +13,7 @@ const (
 	I64  DType = 6
 	U8   DType = 7
 	Bool DType = 8 // one byte, 0 or 1, like Go's bool
+	I8   DType = 9 // signed byte, Go type int8: quantized weights (Model.Quantize); copied, not computed on
 )
 
 // Size returns the size in bytes of one element, or 0 for a value that is not a DType.
@@ -39,6 +40,8 @@ func (d DType) String() string {
 		return "u8"
 	case Bool:
 		return "bool"
+	case I8:
+		return "i8"
 	}
 	return "unknown"
 }
@@ -46,7 +49,7 @@ func (d DType) String() string {
 // Element is the set of Go types that hold one array element, each with the memory layout of its
 // DType, so that a []T is copied to and from nnrt without conversion.
 type Element interface {
-	float32 | float64 | Float16 | BFloat16 | int32 | int64 | uint8 | bool
+	float32 | float64 | Float16 | BFloat16 | int32 | int64 | uint8 | bool | int8
 }
 
 // DTypeOf returns the DType whose elements a T holds.
@@ -67,6 +70,8 @@ func DTypeOf[T Element]() DType {
 		return I64
 	case uint8:
 		return U8
+	case int8:
+		return I8
 	default: // bool: the constraint leaves no other type
 		return Bool
 	}

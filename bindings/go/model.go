@@ -292,7 +292,6 @@ func (m *Model) Summary() (string, error) {
 	return cModelSummary(p)
 }
 
-// ParamCount returns the number of parameter elements (weights, biases and statistics).
 // Share returns another model of the same config on the same context whose parameters are this
 // model's memory, not a copy, so that many instances cost the parameters once. Parameters are
 // copied on write: a model that is trained or has a parameter set gets its own copy first, so the
@@ -310,6 +309,34 @@ func (m *Model) Share() (*Model, error) {
 	return wrapModel(q, m.c), nil
 }
 
+// Quantize returns an int8 copy of the model for inference (post-training static quantization,
+// nnrt_model_quantize), calibrated on the examples of calibration (its labels are not used): each
+// dense and conv2d layer gets I8 weights with a scale per output unit or filter, and quantizes its
+// input with a scale fixed from the range it took on the calibration examples. options is nil for
+// the defaults, or JSON text or a map with "batches" (default 8; 0: all), "batch_size" (32),
+// "weight_bits" (7, the default, or 8) and "exclude" (layer names kept in float). The copy is
+// independent of this model: it predicts, evaluates, saves and shares (Param gives its integer
+// weights as F32, SetParam takes I8 values for them), but NewTrainer and ExportONNX refuse it with
+// ErrUnsupported, as does quantizing it again. Calibration examples that do not fit the model are
+// ErrShape.
+func (m *Model) Quantize(calibration *Dataset, options any) (*Model, error) {
+	text, err := toJSON(options)
+	if err != nil {
+		return nil, err
+	}
+	ptrs, giveBack, err := borrowAll([]*cHandle{m.handle(), calibration.handle()})
+	if err != nil {
+		return nil, err
+	}
+	defer giveBack()
+	q, err := cModelQuantize(ptrs[0], ptrs[1], text)
+	if err != nil {
+		return nil, err
+	}
+	return wrapModel(q, m.c), nil
+}
+
+// ParamCount returns the number of parameter elements (weights, biases and statistics).
 func (m *Model) ParamCount() (int64, error) {
 	p, err := m.handle().borrow()
 	if err != nil {
@@ -319,7 +346,8 @@ func (m *Model) ParamCount() (int64, error) {
 	return cModelParamCount(p)
 }
 
-// Param returns a copy of the parameter name (such as "conv1.weight") as a new F32 array.
+// Param returns a copy of the parameter name (such as "conv1.weight") as a new F32 array (a
+// quantized weight's integers too).
 func (m *Model) Param(name string) (*Array, error) {
 	p, err := m.handle().borrow()
 	if err != nil {
@@ -334,7 +362,8 @@ func (m *Model) Param(name string) (*Array, error) {
 }
 
 // SetParam copies value, which must have the parameter's shape, into the parameter name; a float
-// value of another dtype is converted.
+// value of another dtype is converted. A quantized layer's weight takes I8 values only (within
+// [-63, 63] for 7-bit weights).
 func (m *Model) SetParam(name string, value *Array) error {
 	ptrs, giveBack, err := borrowAll([]*cHandle{m.handle(), value.handle()})
 	if err != nil {

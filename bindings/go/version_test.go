@@ -42,7 +42,7 @@ func TestStatusNames(t *testing.T) {
 func TestDTypeSizes(t *testing.T) {
 	sizes := map[nnrt.DType]int{
 		nnrt.F32: 4, nnrt.F64: 8, nnrt.F16: 2, nnrt.BF16: 2,
-		nnrt.I32: 4, nnrt.I64: 8, nnrt.U8: 1, nnrt.Bool: 1, nnrt.DType(0): 0,
+		nnrt.I32: 4, nnrt.I64: 8, nnrt.U8: 1, nnrt.Bool: 1, nnrt.I8: 1, nnrt.DType(0): 0,
 	}
 	for d, want := range sizes {
 		if d.Size() != want {

@@ -172,6 +172,7 @@ typedef enum nnrt_dtype {
   NNRT_DTYPE_I64 = 6,
   NNRT_DTYPE_U8 = 7,
   NNRT_DTYPE_BOOL = 8, /* one byte, 0 or 1 */
+  NNRT_DTYPE_I8 = 9,   /* signed byte: quantized weights (nnrt_model_quantize); copied, not computed on */
   /* Not a dtype (see NNRT_STATUS_FORCE_INT32): any int32 passed as a dtype is checked. */
   NNRT_DTYPE_FORCE_INT32 = 0x7fffffff
 } nnrt_dtype;
@@ -228,9 +229,9 @@ NNRT_API void nnrt_context_release(nnrt_context *ctx);
 
 /* Describes the context as JSON text, written into buf as the conventions above say. The object has
 ** at least: "version", "abi", "backend" (the selected backend's name), "device" (index), "threads",
-** "deterministic", "strict", "default_dtype", "backends" (every usable backend, the reference one
-** included: {"name", "kind", "score", "selected", "version"}), "plugins" (every plugin file found:
-** {"name", "path", "loaded", "error"}, where "error" says why it did not load, such as a missing
+** "deterministic", "strict", "default_dtype", "map_checkpoints", "backends" (every usable backend,
+** the reference one included: {"name", "kind", "score", "selected", "version"}), "plugins" (every
+** plugin file found: {"name", "path", "loaded", "error"}, where "error" says why it did not load, such as a missing
 ** dependency or a version mismatch), "comms" (every communicator plugin file found, see
 ** nnrt_comm.h: {"name", "path", "loaded", "error", "version"}), "devices" (the selected backend's devices: {"index", "name",
 ** "kind", "memory_bytes"}), "cache" ({"allocated_bytes", "cached_bytes", "peak_bytes", "hits",
@@ -354,8 +355,8 @@ NNRT_API void nnrt_array_release(nnrt_array *a);
 **                            rms_norm: x / sqrt(mean(x^2) + eps) * gamma + beta
 ** Type and layout:
 **   cast                     attr "dtype": "f32" | "f64" | "f16" | "bf16" | "i32" | "i64" | "u8" |
-**                            "bool"; floats to f16/bf16 round to nearest even; floats to integers
-**                            truncate toward zero
+**                            "i8" | "bool"; floats to f16/bf16 round to nearest even; floats to
+**                            integers truncate toward zero, and values out of range saturate
 **   reshape                  attr "shape": list of ints, one of them may be -1
 **   transpose                attr "perm": a permutation of the dimensions (default: reversed)
 ** Convolution and pooling, NCHW (float dtypes):
@@ -531,8 +532,9 @@ NNRT_API nnrt_status nnrt_model_create(nnrt_context *ctx, const char *config_jso
 NNRT_API nnrt_status nnrt_model_load(nnrt_context *ctx, const char *path, nnrt_model **out);
 
 /* As nnrt_model_load, stopped early as `options` say (NULL: never; see the run options above): it
-** checks them before opening the file, before each 64 KB it reads or checksums (a 100 MB file gets
-** about 1600 checks), after checking, and before each parameter is placed. Returns what nnrt_model_load returns, and NNRT_ERR_CANCELLED or
+** checks them before opening the file, before each 64 KB it reads or checksums (a mapped 100 MB
+** file gets about 1600 checks, a read one twice that), after checking, and before each parameter
+** is placed. Returns what nnrt_model_load returns, and NNRT_ERR_CANCELLED or
 ** NNRT_ERR_DEADLINE_EXCEEDED when stopped (no model is made). */
 NNRT_API nnrt_status nnrt_model_load_ex(nnrt_context *ctx, const char *path, const nnrt_run_options *options,
                                         nnrt_model **out);
@@ -555,7 +557,13 @@ NNRT_API nnrt_status nnrt_model_load_ex(nnrt_context *ctx, const char *path, con
 ** with "batch_axis": 1. Transposes that move the batch cost nothing: nnrt keeps it in dim 0 and
 ** notes where ONNX has it; only elementwise ops, MatMul by a constant matrix, Squeeze, Unsqueeze,
 ** Transpose, Gather, Slice and LSTM read such values, and the graph's output must have the batch in
-** dim 0. The model predicts, evaluates, saves and, given a loss, trains like one built
+** dim 0. Quantized models in the QDQ form (what ONNX Runtime's quantize_static writes):
+** QuantizeLinear -> DequantizeLinear around a Conv, Gemm or MatMul whose weight is dequantized
+** from INT8 with zero point 0 (one scale, or one per output channel) make it an int8 layer as
+** nnrt_model_quantize makes them; other such pairs clip to the 8-bit range without rounding
+** (those ops run in float), and quantized constants become their float values; QLinear* operators
+** and 8-bit inputs are refused.
+** The model predicts, evaluates, saves and, given a loss and no int8 layer, trains like one built
 ** from JSON. External data files are read from the model's folder.
 ** ONNX is parsed by the converter plugin libnnrt-onnx.so (it carries protobuf, so that libnnrt
 ** does not), searched for in the plugin folders as backends are and loaded on the first import or
@@ -614,8 +622,8 @@ NNRT_API nnrt_status nnrt_model_import_onnx_memory(nnrt_context *ctx, const void
 ** (ONNX Runtime refuses layout 1), its gates reordered to ONNX's i, o, f, c, giving Y or Y_h as
 ** return_sequences says; a slice becomes a Slice.
 ** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments; NNRT_ERR_UNSUPPORTED for a
-** layer with no ONNX form here (an lstm over examples [..., T, F] with several sequences each; the
-** message names the layer) and when the converter
+** layer with no ONNX form here (an lstm over examples [..., T, F] with several sequences each, a
+** quantized layer; the message names the layer) and when the converter
 ** plugin is missing (as nnrt_model_import_onnx); NNRT_ERR_IO when the file cannot be written;
 ** NNRT_ERR_OUT_OF_MEMORY. */
 NNRT_API nnrt_status nnrt_model_export_onnx(const nnrt_model *m, const char *path);
@@ -641,6 +649,35 @@ NNRT_API nnrt_status nnrt_model_save(const nnrt_model *m, const char *path);
 ** Returns NNRT_OK and the new model in *out (release with nnrt_model_release);
 ** NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong m or out == NULL; NNRT_ERR_OUT_OF_MEMORY. */
 NNRT_API nnrt_status nnrt_model_share(const nnrt_model *m, nnrt_model **out);
+
+/* Makes an int8 copy of m for inference (post-training static quantization), calibrated on the
+** examples of `calibration` (labels unused): each dense and conv2d layer (grouped and depthwise
+** included) gets signed 8-bit weights, symmetric with a scale per output unit or filter, and
+** reads its input quantized to 8 bits with a scale fixed from the range that input took while m
+** predicted the calibration examples: U8 where it was never negative, else I8, zero point 0. Such
+** a layer keeps float inputs and outputs: it quantizes its input, multiplies and sums integers
+** exactly (in 32 bits), and scales the sums back to float before its bias and activation; every
+** other layer runs as in m. The result is an ordinary model on m's context, independent of m: it
+** predicts, evaluates, saves and loads (weights stored as I8, scales as F32; nnrt_model_get_param
+** gives a weight's integers as F32), and shares; it cannot be trained (nnrt_trainer_create refuses
+** it) nor exported to ONNX. `options_json` may be NULL or "{}" for the defaults, or a JSON object with any of:
+**
+**   "batches"      how many batches of the calibration set are predicted (default 8; 0: all).
+**   "batch_size"   examples per calibration batch (default 32).
+**   "weight_bits"  7 (default) or 8. Seven-bit weights ([-63, 63]) are exact on every CPU; 8-bit
+**                  weights double their resolution but are exact on the oneDNN backend only where
+**                  the CPU has VNNI or AMX: without it (AVX2, AVX-512 before Cascade Lake) oneDNN's
+**                  int8 kernels saturate at 16 bits, so such layers run on the reference backend.
+**   "exclude"      an array of layer names kept in float (a first or last layer that loses too
+**                  much).
+**
+** Returns NNRT_OK and the new model in *out (release with nnrt_model_release);
+** NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments, an empty calibration set, unknown options or
+** layer names, or a model with no dense or conv2d layer to quantize; NNRT_ERR_SHAPE when the
+** calibration examples do not fit m's input; NNRT_ERR_UNSUPPORTED for a model that is already
+** quantized; NNRT_ERR_OUT_OF_MEMORY; NNRT_ERR_BACKEND. */
+NNRT_API nnrt_status nnrt_model_quantize(nnrt_model *m, nnrt_dataset *calibration, const char *options_json,
+                                         nnrt_model **out);
 
 /* Releases the caller's reference to a model. A trainer using it keeps it alive. NULL does
 ** nothing. */
@@ -768,10 +805,11 @@ NNRT_API nnrt_status nnrt_model_param_count(const nnrt_model *m, int64_t *count)
 NNRT_API nnrt_status nnrt_model_get_param(const nnrt_model *m, const char *name, nnrt_array **out);
 
 /* Copies `value` into the parameter `name`. value must have the parameter's shape; a float value of
-** another dtype is converted. The caller keeps ownership of value.
-** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments or an unknown name;
-** NNRT_ERR_SHAPE when the shapes differ (the message gives both); NNRT_ERR_DTYPE for a non-float
-** value. */
+** another dtype is converted. An I8 parameter (a quantized layer's weight) takes I8 values only,
+** within [-63, 63] where the layer has 7-bit weights. The caller keeps ownership of value.
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for NULL or wrong arguments, an unknown name, or a
+** quantized weight out of its range; NNRT_ERR_SHAPE when the shapes differ (the message gives
+** both); NNRT_ERR_DTYPE for a non-float value, or a value other than I8 for an I8 parameter. */
 NNRT_API nnrt_status nnrt_model_set_param(nnrt_model *m, const char *name, const nnrt_array *value);
 
 /* Evaluates the model on every example of a dataset (in batches of 256) and returns the metrics in
@@ -978,7 +1016,8 @@ typedef int (*nnrt_progress_fn)(const nnrt_progress *p, void *user);
 ** a negative learning rate, a value out of range (such as "workers" < 1 or "averaging_frequency"
 ** < 1), a "mode" other than the two above, or a model without an output layer (one with a loss);
 ** NNRT_ERR_UNSUPPORTED for a setting this build cannot do (several workers on a device backend,
-** "average" with mixed precision, a communicator that moves device memory); NNRT_ERR_BACKEND when
+** "average" with mixed precision, a communicator that moves device memory, a quantized model from
+** nnrt_model_quantize); NNRT_ERR_BACKEND when
 ** the communicator plugin is missing or fails to load (the message says why and where it looked)
 ** or cannot join its group (e.g. MPI not launched or not initialisable). */
 NNRT_API nnrt_status nnrt_trainer_create(nnrt_model *m, const char *options_json, nnrt_trainer **out);

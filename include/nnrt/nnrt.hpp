@@ -206,7 +206,7 @@ class array : public detail::handle<nnrt_array> {
   // Copies the elements into `nbytes` bytes of host memory (nnrt_array_to_host).
   void to_host(void *data, size_t nbytes) const { check(nnrt_array_to_host(get(), data, nbytes)); }
   // The elements as a vector of T, which must have the dtype's size (float for F32, int64_t for
-  // I64, uint16_t for F16 and BF16 bits); throws NNRT_ERR_DTYPE when it has not.
+  // I64, int8_t for I8, uint16_t for F16 and BF16 bits); throws NNRT_ERR_DTYPE when it has not.
   template <class T>
   std::vector<T> to_vector() const {
     nnrt_dtype d = dtype();
@@ -311,6 +311,15 @@ class model : public detail::handle<nnrt_model> {
     check(nnrt_model_share(get(), &out));
     return model(out);
   }
+  // nnrt_model_quantize: an int8 copy of this model for inference, calibrated on the examples of
+  // `calibration` (labels unused); `options_json` "" for the defaults, or "batches", "batch_size",
+  // "weight_bits" (7 or 8) and "exclude" (layer names) as nnrt.h describes. The copy predicts,
+  // saves and shares, but cannot be trained nor exported to ONNX (NNRT_ERR_UNSUPPORTED).
+  model quantize(const dataset &calibration, const std::string &options_json = "") const {
+    nnrt_model *out = nullptr;
+    check(nnrt_model_quantize(get(), calibration.get(), detail::c_str_or_null(options_json), &out));
+    return model(out);
+  }
   void save(const std::string &path) const { check(nnrt_model_save(get(), path.c_str())); }
   void export_onnx(const std::string &path) const { check(nnrt_model_export_onnx(get(), path.c_str())); }
   // nnrt_model_predict_ex; `run` (may be NULL) can stop it.
@@ -368,11 +377,13 @@ class model : public detail::handle<nnrt_model> {
     check(nnrt_model_param_count(get(), &n));
     return n;
   }
+  // nnrt_model_get_param: a copy as F32 (a quantized weight's integers too).
   array get_param(const std::string &name) const {
     nnrt_array *out = nullptr;
     check(nnrt_model_get_param(get(), name.c_str(), &out));
     return array(out);
   }
+  // nnrt_model_set_param: a float value, or I8 for a quantized layer's (I8) weight.
   void set_param(const std::string &name, const array &value) { check(nnrt_model_set_param(get(), name.c_str(), value.get())); }
   // nnrt_model_evaluate_ex; `run` (may be NULL) can stop it.
   evaluation evaluate(const dataset &data, const run_options *run = nullptr) const {

@@ -194,7 +194,24 @@ typedef enum nnrt_op_kind {
   **   dx = (g - sum(g)/N - xhat * sum(g * xhat)/N) / sqrt(var + eps)   (RMS: without sum(g)/N)
   **   dgamma = sum over rows of dy * xhat; dbeta = sum over rows of dy. */
   NNRT_OP_LAYERNORM_BACKWARD = 27,
-  NNRT_OP_KIND_COUNT = 28 /* one past the last kind; grows as kinds are appended */
+  /* Quantization to 8 bits. in x (F32); out y (U8 or I8) of x's dims, any strides:
+  ** y = saturate(round_half_to_even(x / attrs.scale) + attrs.zero_point) into y's range; NaN gives
+  ** the zero point. */
+  NNRT_OP_QUANTIZE = 28,
+  /* Integer matrix product, scaled to float. in a (U8 or I8) [M, K], b (I8) [K, N], scales (F32
+  ** [N]: b's scale per column), bias [opt] (F32 [N]); out c (F32) [M, N]; any strides. With
+  ** acc[m, n] = sum over k of (a[m, k] - attrs.zero_point) * b[k, n], exact in 32 bits (K * 255 * 128
+  ** < 2^31): c = fused(attrs.scale * scales[n] * acc + bias[n]), attrs.fused and alpha/beta as for
+  ** MATMUL. attrs.flags may have NNRT_FLAG_WEIGHTS_7BIT: the host promises |b| <= 63 (so that CPUs
+  ** whose int8 instructions sum pairs of products in 16 bits, without VNNI, are exact). */
+  NNRT_OP_MATMUL_INT8 = 29,
+  /* Integer convolution, scaled to float. in x (U8 or I8) [N, C, H, W], w (I8) [O, C/groups, KH, KW],
+  ** scales (F32 [O]), bias [opt] (F32 [O]); out y (F32) [N, O, OH, OW]; any strides. Windows as for
+  ** CONV2D (attrs.stride, pad, dilation, groups); padding holds the zero point (a real 0). With acc
+  ** the sum over a window of (x - attrs.zero_point) * w: y = fused(attrs.scale * scales[o] * acc +
+  ** bias[o]), exact in 32 bits as for MATMUL_INT8, attrs.fused and NNRT_FLAG_WEIGHTS_7BIT as there. */
+  NNRT_OP_CONV2D_INT8 = 30,
+  NNRT_OP_KIND_COUNT = 31 /* one past the last kind; grows as kinds are appended */
 } nnrt_op_kind;
 
 /* The slots of nnrt_op_args.scalars that the kinds above read (nnrt/kernels/op_manifest.h lists
@@ -293,6 +310,7 @@ typedef enum nnrt_optimizer_alg {
 #define NNRT_FLAG_USE_DST 1u  /* UNARY_BACKWARD: the second input is the forward output */
 #define NNRT_FLAG_TRAINING 2u /* BATCHNORM: training forward pass */
 #define NNRT_FLAG_NESTEROV 4u /* OPTIMIZER_UPDATE, SGD: Nesterov momentum */
+#define NNRT_FLAG_WEIGHTS_7BIT 8u /* MATMUL_INT8, CONV2D_INT8: every weight is within [-63, 63] */
 
 /* Static attributes of an op: part of the descriptor, so part of the cache key. Members an op kind
 ** does not use are 0. Fixed in layout within ABI major 1, like nnrt_tensor_desc, and growing the
@@ -319,7 +337,10 @@ typedef struct nnrt_op_attrs {
   double l2;         /* OPTIMIZER_UPDATE */
   double clip_value; /* OPTIMIZER_UPDATE: 0 = no clipping */
   uint64_t seed;     /* RANDOM, DROPOUT */
-  uint64_t reserved[8]; /* 0; room for attributes of later op kinds and algorithms */
+  double scale;      /* QUANTIZE: y's scale; MATMUL_INT8, CONV2D_INT8: the scale of a or x */
+  int32_t zero_point;  /* QUANTIZE: y's zero point; MATMUL_INT8, CONV2D_INT8: that of a or x */
+  int32_t reserved_int; /* 0 */
+  uint64_t reserved[6]; /* 0; room for attributes of later op kinds and algorithms */
 } nnrt_op_attrs;
 
 /* A complete description of one operation. The host zero-fills it before filling it in, so that

@@ -1,10 +1,11 @@
-// nnrt_model_*: create, predict, generate, summary, parameters, evaluate, release.
+// nnrt_model_*: create, share, quantize, predict, generate, summary, parameters, evaluate, release.
 #include <algorithm>
 #include <functional>
 
 #include "api/handles.h"
 #include "core/dtype.h"
 #include "model/generate.h"
+#include "model/quantize.h"
 
 using namespace nnrt;
 using namespace nnrt::api;
@@ -41,6 +42,18 @@ nnrt_status nnrt_model_share(const nnrt_model *m, nnrt_model **out) {
     require(out != nullptr, "out is NULL; expected a pointer to receive the model");
     auto h = std::make_unique<nnrt_model>();
     h->impl = m->impl->share();
+    *out = h.release();
+  });
+}
+
+nnrt_status nnrt_model_quantize(nnrt_model *m, nnrt_dataset *calibration, const char *options_json, nnrt_model **out) {
+  return guard("nnrt_model_quantize", [&] {
+    check_handle(m, "m");
+    check_handle(calibration, "calibration");
+    require(out != nullptr, "out is NULL; expected a pointer to receive the model");
+    Json options = options_json ? parse_json_object(options_json, "options") : Json::object();
+    auto h = std::make_unique<nnrt_model>();
+    h->impl = model::quantize(*m->impl, calibration->impl, model::QuantizeOptions::parse(options));
     *out = h.release();
   });
 }
@@ -148,7 +161,22 @@ nnrt_status nnrt_model_set_param(nnrt_model *m, const char *name, const nnrt_arr
       fail(NNRT_ERR_SHAPE, "parameter \"", p.name, "\" is ", to_string(p.value.shape()), ", the value is ",
            to_string(v.shape()));
     }
-    if (!dtype_is_float(v.dtype())) fail(NNRT_ERR_DTYPE, "the value must be a float array, got ", dtype_name(v.dtype()));
+    if (p.spec.dtype == NNRT_DTYPE_I8) {
+      // A quantized layer's weight: integers as stored, within the range its layer's kernels assume.
+      if (v.dtype() != NNRT_DTYPE_I8) {
+        fail(NNRT_ERR_DTYPE, "parameter \"", p.name, "\" is a quantized weight: the value must be i8, got ", dtype_name(v.dtype()));
+      }
+      if (p.spec.max_abs > 0) {
+        for (double x : ops::to_doubles(v)) {
+          if (x < -p.spec.max_abs || x > p.spec.max_abs) {
+            fail(NNRT_ERR_INVALID_ARGUMENT, "parameter \"", p.name, "\" holds 7-bit weights, within [-", p.spec.max_abs,
+                 ", ", p.spec.max_abs, "]; the value has ", x);
+          }
+        }
+      }
+    } else if (!dtype_is_float(v.dtype())) {
+      fail(NNRT_ERR_DTYPE, "the value must be a float array, got ", dtype_name(v.dtype()));
+    }
     ops::copy_into(m->impl->ctx(), v, p.value);
   });
 }

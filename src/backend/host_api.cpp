@@ -15,7 +15,7 @@ static_assert(offsetof(nnrt_tensor_desc, dims) == 16 && offsetof(nnrt_tensor_des
               "nnrt_tensor_desc's layout is part of the plugin ABI");
 static_assert(sizeof(nnrt_op_attrs) == 216, "nnrt_op_attrs's size is part of the plugin ABI");
 static_assert(offsetof(nnrt_op_attrs, alpha) == 64 && offsetof(nnrt_op_attrs, seed) == 144 &&
-                  offsetof(nnrt_op_attrs, reserved) == 152,
+                  offsetof(nnrt_op_attrs, scale) == 152 && offsetof(nnrt_op_attrs, reserved) == 168,
               "nnrt_op_attrs's layout is part of the plugin ABI");
 static_assert(offsetof(nnrt_op_desc, inputs) == 16 &&
                   offsetof(nnrt_op_desc, attrs) == 16 + sizeof(nnrt_tensor_desc) * (NNRT_OP_MAX_INPUTS + NNRT_OP_MAX_OUTPUTS),

@@ -419,6 +419,87 @@ Array conv2d(Context &ctx, const Array &x, const Array &w, const Array *bias, co
   return y;
 }
 
+// ---- int8 inference ----------------------------------------------------------------------------
+
+namespace {
+
+void require_quantized(const Array &a, const Quantization &q, const char *op, const char *what) {
+  if (a.dtype() != q.dtype || (q.dtype != NNRT_DTYPE_U8 && q.dtype != NNRT_DTYPE_I8)) {
+    fail(NNRT_ERR_DTYPE, op, ": ", what, " must be u8 or i8 as its quantization says (", dtype_name(q.dtype), "), got ",
+         dtype_name(a.dtype()));
+  }
+}
+
+// The weights, their scales and the bias of an integer product with `units` outputs.
+void require_int8_weights(const Array &w, const Array &scales, const Array *bias, int64_t units, const char *op) {
+  if (w.dtype() != NNRT_DTYPE_I8) fail(NNRT_ERR_DTYPE, op, ": weights must be i8, got ", dtype_name(w.dtype()));
+  for (const Array *v : {&scales, bias}) {
+    if (!v) continue;
+    const char *what = v == bias ? "bias" : "scales";
+    if (v->dtype() != NNRT_DTYPE_F32) fail(NNRT_ERR_DTYPE, op, ": ", what, " must be f32, got ", dtype_name(v->dtype()));
+    if (v->rank() != 1 || v->dim(0) != units) {
+      fail(NNRT_ERR_SHAPE, op, ": ", what, " must be [", units, "], got ", to_string(v->shape()));
+    }
+  }
+}
+
+void set_quantization_attrs(nnrt_op_attrs &attrs, const Quantization &q, bool weights_7bit) {
+  attrs.scale = q.scale;
+  attrs.zero_point = q.zero_point;
+  if (weights_7bit) attrs.flags |= NNRT_FLAG_WEIGHTS_7BIT;
+}
+
+}  // namespace
+
+Array quantize(Context &ctx, const Array &x, const Quantization &q) {
+  if (x.dtype() != NNRT_DTYPE_F32) fail(NNRT_ERR_DTYPE, "quantize: x must be f32, got ", dtype_name(x.dtype()));
+  if (q.dtype != NNRT_DTYPE_U8 && q.dtype != NNRT_DTYPE_I8) {
+    fail(NNRT_ERR_DTYPE, "quantize: the target must be u8 or i8, got ", dtype_name(q.dtype));
+  }
+  Array y = x.rank() == 4 ? empty_image(ctx, q.dtype, x.shape(), is_channels_last(x)) : empty(ctx, q.dtype, x.shape());
+  OpCall call(NNRT_OP_QUANTIZE, 0);
+  set_quantization_attrs(call.attrs(), q, false);
+  call.in(x).out(y).run(ctx);
+  return y;
+}
+
+Array matmul_int8(Context &ctx, const Array &a, const Quantization &aq, const Array &b, const Array &scales,
+                  const Array *bias, bool weights_7bit, nnrt_unary_alg fused, double alpha) {
+  require_quantized(a, aq, "matmul_int8", "a");
+  if (a.rank() != 2 || b.rank() != 2 || a.dim(1) != b.dim(0)) {
+    fail(NNRT_ERR_SHAPE, "matmul_int8: a must be [M, K] and b [K, N], got ", to_string(a.shape()), " and ",
+         to_string(b.shape()));
+  }
+  require_int8_weights(b, scales, bias, b.dim(1), "matmul_int8");
+  Array c = empty(ctx, NNRT_DTYPE_F32, Shape{a.dim(0), b.dim(1)});
+  OpCall call(NNRT_OP_MATMUL_INT8, 0);
+  set_quantization_attrs(call.attrs(), aq, weights_7bit);
+  call.attrs().fused = fused;
+  call.attrs().alpha = alpha;
+  call.in(a).in(b).in(scales);
+  if (bias) call.in(*bias);
+  call.out(c).run(ctx);
+  return c;
+}
+
+Array conv2d_int8(Context &ctx, const Array &x, const Quantization &xq, const Array &w, const Array &scales,
+                  const Array *bias, bool weights_7bit, const Conv2dParams &p) {
+  require_quantized(x, xq, "conv2d_int8", "input");
+  Shape out = conv2d_output_shape(x.shape(), w.shape(), p);
+  require_int8_weights(w, scales, bias, w.dim(0), "conv2d_int8");
+  Array y = empty_image(ctx, NNRT_DTYPE_F32, out, p.channels_last);
+  OpCall call(NNRT_OP_CONV2D_INT8, 0);
+  set_conv_attrs(call.attrs(), p);
+  set_quantization_attrs(call.attrs(), xq, weights_7bit);
+  call.attrs().fused = p.fused;
+  call.attrs().alpha = p.alpha;
+  call.attrs().beta = p.beta;
+  call.in(x).in(w).in(scales);
+  if (bias) call.in(*bias);
+  call.out(y).run(ctx);
+  return y;
+}
+
 Array conv2d_backward_data(Context &ctx, const Array &dy, const Array &w, const Shape &x_shape, const Conv2dParams &p) {
   Shape out = conv2d_output_shape(x_shape, w.shape(), p);
   if (dy.shape() != out) {
@@ -743,6 +824,7 @@ std::vector<double> to_doubles(const Array &x) {
       case NNRT_DTYPE_I64: { int64_t v; std::memcpy(&v, p, 8); out[i] = static_cast<double>(v); break; }
       case NNRT_DTYPE_U8:
       case NNRT_DTYPE_BOOL: out[i] = *p; break;
+      case NNRT_DTYPE_I8: out[i] = static_cast<int8_t>(*p); break;
       default: fail(NNRT_ERR_INTERNAL, "to_doubles: an array of dtype ", static_cast<int>(x.dtype()));
     }
   }

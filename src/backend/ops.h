@@ -152,6 +152,25 @@ Array dropout_backward(Context &ctx, const Array &dy, const Array &mask, double 
 Array gather(Context &ctx, const Array &table, const Array &indices);
 Array scatter_add(Context &ctx, const Array &dy, const Array &indices, int64_t rows);
 
+// ---- int8 inference (the layers of nnrt_model_quantize) -------------------------------------
+// How a float tensor is held in 8 bits: real = scale * (q - zero_point), q in dtype's range.
+struct Quantization {
+  nnrt_dtype dtype = NNRT_DTYPE_U8;  // U8 or I8
+  double scale = 1;
+  int32_t zero_point = 0;
+};
+// x (F32) rounded to q's 8 bits (NNRT_OP_QUANTIZE), in x's layout: a channels-last image stays so.
+Array quantize(Context &ctx, const Array &x, const Quantization &q);
+// a [M, K] quantized as aq, times b (I8 [K, N], any strides: a transposed weight is a view), scaled
+// back to F32 [M, N] by aq.scale * scales[n], plus bias [N] and the fused activation
+// (NNRT_OP_MATMUL_INT8). weights_7bit: every b is within [-63, 63].
+Array matmul_int8(Context &ctx, const Array &a, const Quantization &aq, const Array &b, const Array &scales,
+                  const Array *bias, bool weights_7bit, nnrt_unary_alg fused = NNRT_UNARY_NONE, double alpha = 0);
+// The convolution of x (quantized as xq) with w (I8), scaled back to F32 as matmul_int8 does, with
+// p's window, fused activation and output layout (NNRT_OP_CONV2D_INT8).
+Array conv2d_int8(Context &ctx, const Array &x, const Quantization &xq, const Array &w, const Array &scales,
+                  const Array *bias, bool weights_7bit, const Conv2dParams &p);
+
 // ---- optimizers -----------------------------------------------------------------------------
 struct OptimizerRule {
   nnrt_optimizer_alg alg = NNRT_OPTIMIZER_SGD;

@@ -56,5 +56,6 @@ void register_eval(CLI::App &app);
 void register_predict(CLI::App &app);
 void register_summary(CLI::App &app);
 void register_generate(CLI::App &app);
+void register_quantize(CLI::App &app);
 
 }  // namespace nnrt_cli

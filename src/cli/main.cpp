@@ -18,6 +18,7 @@ int main(int argc, char **argv) {
   nnrt_cli::register_eval(app);
   nnrt_cli::register_predict(app);
   nnrt_cli::register_generate(app);
+  nnrt_cli::register_quantize(app);
   nnrt_cli::register_summary(app);
   nnrt_cli::register_onnx(app);
   try {

@@ -26,6 +26,7 @@ struct DtypeName {
 const DtypeName kDtypeNames[] = {
     {NNRT_DTYPE_F32, "F32"}, {NNRT_DTYPE_F64, "F64"}, {NNRT_DTYPE_F16, "F16"}, {NNRT_DTYPE_BF16, "BF16"},
     {NNRT_DTYPE_I32, "I32"}, {NNRT_DTYPE_I64, "I64"}, {NNRT_DTYPE_U8, "U8"},   {NNRT_DTYPE_BOOL, "BOOL"},
+    {NNRT_DTYPE_I8, "I8"},
 };
 
 // Strings go into the header as JSON; names and metadata come from nnrt's own (valid UTF-8) JSON,

@@ -20,6 +20,8 @@ struct ParamSpec {
   Init init;
   int64_t fan_in = 0, fan_out = 0;  // for the scaled initialisers
   bool trainable = true;            // batchnorm's running statistics are state, not trained
+  nnrt_dtype dtype = NNRT_DTYPE_F32;  // I8 for a quantized layer's weight (zeros until written)
+  int32_t max_abs = 0;              // I8: the largest magnitude a value may have (63 for 7 bits)
 };
 
 // What one forward or backward pass runs with.
@@ -83,6 +85,9 @@ class Layer {
   virtual void backward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, const Array &out,
                         const Saved &saved, const Array &dout, std::vector<Array> &din,
                         std::vector<Array> &dparams) const = 0;
+
+  // Why the layer cannot be trained (a quantized layer: "it is quantized to int8 ..."), or empty.
+  virtual std::string why_not_trainable() const { return {}; }
 
   // Whether and how the layer runs incrementally (see StepKind); refused unless it says otherwise.
   virtual StepSupport step_support() const { return {StepKind::kRefused, "it has no incremental path"}; }

@@ -297,8 +297,10 @@ void Model::infer_shapes_and_init(uint64_t seed, const ParamSource &source) {
       if (source) {
         p.value = source(params_.size(), p);
       } else {
-        p.value = param_storage(
-            *ctx_, initialise(*ctx_, spec.init, spec.shape, spec.fan_in, spec.fan_out, mix_seed(seed, params_.size())));
+        p.value = spec.dtype != NNRT_DTYPE_F32
+                      ? ops::zeros(*ctx_, spec.dtype, spec.shape)
+                      : param_storage(*ctx_, initialise(*ctx_, spec.init, spec.shape, spec.fan_in, spec.fan_out,
+                                                        mix_seed(seed, params_.size())));
       }
       node.params.push_back(static_cast<int32_t>(params_.size()));
       params_.push_back(std::move(p));

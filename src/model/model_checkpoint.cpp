@@ -1,4 +1,6 @@
-// Model checkpoints: the config in the metadata and every parameter as an F32 tensor.
+// Model checkpoints: the config in the metadata and every parameter as an F32 tensor (I8 for a
+// quantized layer's weight).
+#include "core/dtype.h"
 #include "core/error.h"
 #include "core/run_control.h"
 #include "model/model.h"
@@ -33,13 +35,13 @@ std::shared_ptr<Model> Model::load(std::shared_ptr<Context> ctx, const std::stri
     check_run();
     const io::TensorRecord *r = checkpoint.find(p.name);
     if (!r) fail(NNRT_ERR_CORRUPT, what, ": the parameter \"", p.name, "\" that its config defines is missing");
-    check_record(*r, p.spec.shape, what);
+    check_param_record(*r, p.spec, what);
     auto *bytes = const_cast<unsigned char *>(r->data());
-    if (host && checkpoint.mapped && r->size() > 0 && reinterpret_cast<uintptr_t>(bytes) % alignof(float) == 0) {
-      return Array::lend(ctx->device(), NNRT_DTYPE_F32, r->shape, contiguous_strides(r->shape), bytes, r->size(),
+    if (host && checkpoint.mapped && r->size() > 0 && reinterpret_cast<uintptr_t>(bytes) % dtype_size(p.spec.dtype) == 0) {
+      return Array::lend(ctx->device(), p.spec.dtype, r->shape, contiguous_strides(r->shape), bytes, r->size(),
                          [keep = r->source] {});
     }
-    Array value = new_param(*ctx, NNRT_DTYPE_F32, r->shape);
+    Array value = new_param(*ctx, p.spec.dtype, r->shape);
     write_param(*ctx, value, r->data(), r->size());
     return value;
   };

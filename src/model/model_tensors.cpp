@@ -6,10 +6,11 @@
 namespace nnrt::model {
 
 io::TensorRecord record_from_array(Context &ctx, const std::string &name, const Array &value) {
-  Array f32 = value.dtype() == NNRT_DTYPE_F32 ? value : ops::cast(ctx, value, NNRT_DTYPE_F32);
+  const nnrt_dtype dtype = value.dtype() == NNRT_DTYPE_I8 ? NNRT_DTYPE_I8 : NNRT_DTYPE_F32;
+  Array f32 = value.dtype() == dtype ? value : ops::cast(ctx, value, dtype);
   io::TensorRecord r;
   r.name = name;
-  r.dtype = NNRT_DTYPE_F32;
+  r.dtype = dtype;
   r.shape = f32.shape();
   r.bytes.resize(f32.nbytes());
   f32.copy_to_host(r.bytes.data(), r.bytes.size());
@@ -40,10 +41,22 @@ Json checkpoint_config(const io::Checkpoint &checkpoint, const std::string &what
   }
 }
 
-void check_record(const io::TensorRecord &record, const Shape &shape, const std::string &what) {
-  if (record.dtype != NNRT_DTYPE_F32 || record.shape != shape) {
+void check_record(const io::TensorRecord &record, const Shape &shape, const std::string &what, nnrt_dtype dtype) {
+  if (record.dtype != dtype || record.shape != shape) {
     fail(NNRT_ERR_CORRUPT, what, ": tensor \"", record.name, "\" is ", io::safetensors_dtype_name(record.dtype), " ",
-         to_string(record.shape), "; the model needs F32 ", to_string(shape));
+         to_string(record.shape), "; the model needs ", io::safetensors_dtype_name(dtype), " ", to_string(shape));
+  }
+}
+
+void check_param_record(const io::TensorRecord &record, const ParamSpec &spec, const std::string &what) {
+  check_record(record, spec.shape, what, spec.dtype);
+  if (spec.dtype != NNRT_DTYPE_I8 || spec.max_abs == 0) return;
+  const auto *values = reinterpret_cast<const int8_t *>(record.data());
+  for (size_t i = 0; i < record.size(); ++i) {
+    if (values[i] < -spec.max_abs || values[i] > spec.max_abs) {
+      fail(NNRT_ERR_CORRUPT, what, ": tensor \"", record.name, "\" holds ", int(values[i]), " at element ", i,
+           "; its layer's weights are within [-", spec.max_abs, ", ", spec.max_abs, "]");
+    }
   }
 }
 
@@ -53,7 +66,7 @@ std::vector<const io::TensorRecord *> match_params(const io::Checkpoint &checkpo
   for (const Param &p : m.params()) {
     const io::TensorRecord *r = checkpoint.find(p.name);
     if (!r) fail(NNRT_ERR_CORRUPT, what, ": the parameter \"", p.name, "\" that its config defines is missing");
-    check_record(*r, p.value.shape(), what);
+    check_param_record(*r, p.spec, what);
     matched.push_back(r);
   }
   std::string prefix = kOptimizerPrefix;

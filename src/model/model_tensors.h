@@ -15,7 +15,8 @@ namespace nnrt::model {
 // parameters that a checkpoint may hold.
 inline constexpr const char *kOptimizerPrefix = "optim.";
 
-// An F32 host copy of an array (converted when it is another float type), as a record.
+// An F32 host copy of an array (converted when it is another float type; I8, a quantized weight,
+// stays I8), as a record.
 io::TensorRecord record_from_array(Context &ctx, const std::string &name, const Array &value);
 
 // A new array on the context's device holding an F32 record's values.
@@ -35,7 +36,11 @@ Json checkpoint_config(const io::Checkpoint &checkpoint, const std::string &what
 std::vector<const io::TensorRecord *> match_params(const io::Checkpoint &checkpoint, const Model &m,
                                                    const std::string &what);
 
-// Checks one F32 tensor of a known shape; throws NNRT_ERR_CORRUPT saying what was expected.
-void check_record(const io::TensorRecord &record, const Shape &shape, const std::string &what);
+// Checks one tensor of a known dtype and shape; throws NNRT_ERR_CORRUPT saying what was expected.
+void check_record(const io::TensorRecord &record, const Shape &shape, const std::string &what,
+                  nnrt_dtype dtype = NNRT_DTYPE_F32);
+
+// Checks a parameter's record against its spec: dtype, shape, and an I8 weight's range (max_abs).
+void check_param_record(const io::TensorRecord &record, const ParamSpec &spec, const std::string &what);
 
 }  // namespace nnrt::model

@@ -1,5 +1,8 @@
 #include "model/onnx_model.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "backend/ops.h"
 #include "io/atomic_file.h"
 #include "core/run_control.h"
@@ -51,6 +54,22 @@ nnrt_onnx_host make_host(const Model *m) {
   return host;
 }
 
+// A quantized layer's weight, which the converter hands over as floats: integers within the range
+// the layer's kernels assume.
+void write_int8_param(Context &ctx, const Param &p, const float *values, size_t count) {
+  const int32_t bound = p.spec.max_abs > 0 ? p.spec.max_abs : 128;
+  std::vector<int8_t> q(count);
+  for (size_t i = 0; i < count; ++i) {
+    const float v = values[i];
+    if (!(v == std::nearbyint(v) && v >= -bound && v <= std::min(bound, 127))) {
+      fail(NNRT_ERR_CORRUPT, "the ONNX weight of ", p.name, " holds ", v, " at element ", i, "; an int8 layer",
+           p.spec.max_abs > 0 ? " with 7-bit weights" : "", " takes integers within [", -bound, ", ", std::min(bound, 127), "]");
+    }
+    q[i] = static_cast<int8_t>(v);
+  }
+  write_param(ctx, p.value, q.data(), q.size());
+}
+
 // Owns an import result of the converter.
 struct ImportHandle {
   const nnrt_onnx_converter &conv;
@@ -89,7 +108,11 @@ std::shared_ptr<Model> import_onnx(const nnrt_onnx_converter &conv, std::shared_
         fail(NNRT_ERR_CORRUPT, "the ONNX tensor for ", name, " has ", count, " elements, but ", name, " is ",
              to_string(p->value.shape()));
       }
-      write_param(m->ctx(), p->value, values, count * sizeof(float));
+      if (p->spec.dtype == NNRT_DTYPE_I8) {
+        write_int8_param(m->ctx(), *p, values, count);
+      } else {
+        write_param(m->ctx(), p->value, values, count * sizeof(float));
+      }
     }
     conv.import_release_param(import.result, i);
   }
@@ -103,6 +126,10 @@ Json describe_for_export(const Model &m) {
   d["output"] = m.output_node();
   Json nodes = Json::array();
   for (const Node &n : m.nodes()) {
+    if (n.layer->attributes.contains("int8")) {
+      fail(NNRT_ERR_UNSUPPORTED, n.layer->where(),
+           " is quantized to int8, which has no ONNX export here: export the float model it was quantized from");
+    }
     Json j;
     j["type"] = n.layer->type;
     j["name"] = n.layer->name;

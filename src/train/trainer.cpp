@@ -25,7 +25,12 @@ nnrt_dtype compute_dtype(const TrainerOptions &options, const model::Model &m) {
   return options.precision.compute != NNRT_DTYPE_F32 ? options.precision.compute : m.ctx().options().default_dtype;
 }
 
+// A model that has an output layer and whose every layer can be trained.
 const std::shared_ptr<model::Model> &with_output_layer(const std::shared_ptr<model::Model> &m) {
+  for (const model::Node &node : m->nodes()) {
+    std::string why = node.layer->why_not_trainable();
+    if (!why.empty()) fail(NNRT_ERR_UNSUPPORTED, "the model cannot be trained: ", node.layer->where(), ": ", why);
+  }
   if (!m->output_layer()) {
     fail(NNRT_ERR_INVALID_ARGUMENT, "the model's output (", m->nodes()[m->output_node()].layer->where(),
          ") is not an output layer: training needs a layer of type \"output\" with a loss");

@@ -35,8 +35,9 @@ int main(void) {
   CHECK(nnrt_dtype_size(NNRT_DTYPE_I64) == 8);
   CHECK(nnrt_dtype_size(NNRT_DTYPE_U8) == 1);
   CHECK(nnrt_dtype_size(NNRT_DTYPE_BOOL) == 1);
+  CHECK(nnrt_dtype_size(NNRT_DTYPE_I8) == 1);
   CHECK(nnrt_dtype_size((nnrt_dtype)0) == 0);
-  CHECK(nnrt_dtype_size((nnrt_dtype)9) == 0);
+  CHECK(nnrt_dtype_size((nnrt_dtype)10) == 0);
 
   /* A failure sets a message that names the function; a later success does not clear it. */
   CHECK_STATUS(nnrt_context_create("{\"threads\": 0}", &ctx), NNRT_ERR_INVALID_ARGUMENT, "nnrt_context_create");

@@ -40,6 +40,14 @@ python3 -c 'import json, sys; r = json.load(open("eval.json")); sys.exit(abs(r["
   "$accuracy" || fail "eval disagrees with train: $(head -c 300 eval.json)"
 echo "eval: same accuracy on 30 examples"
 
+# An int8 copy calibrated on the training examples, evaluated and used like the float model.
+"$nnrt" quantize --model-file model.safetensors --data train.csv --backend reference --save model.int8.safetensors \
+  > quantize.out
+grep -q "^quantized 1 layers to int8, calibrated on 90 examples$" quantize.out || fail "quantize: $(cat quantize.out)"
+int8_accuracy=$("$nnrt" eval --model-file model.int8.safetensors --data test.csv --backend reference | sed -n 's/^test_accuracy=//p')
+awk -v a="$int8_accuracy" 'BEGIN { exit !(a >= 0.9) }' || fail "int8 test accuracy $int8_accuracy, expected >= 0.9"
+echo "quantize: int8 test_accuracy=$int8_accuracy"
+
 "$nnrt" predict --model-file model.safetensors --data test.csv --backend reference --count 10 --output p.csv > predict.out
 [ "$(head -1 p.csv)" = "example,predicted,probability,label" ] || fail "predict CSV header: $(head -1 p.csv)"
 [ "$(wc -l < p.csv)" -eq 11 ] || fail "predict wrote $(wc -l < p.csv) lines, expected 11"
@@ -75,4 +83,5 @@ expect_failure NNRT_ERR_CORRUPT "$nnrt" eval --model-file truncated.safetensors 
 expect_failure NNRT_ERR_INVALID_ARGUMENT "$nnrt" train --model model.json --data train.csv --backend reference \
   --trainer '{"optimizer": {"type": "adamm"}}'
 expect_failure NNRT_ERR_INVALID_ARGUMENT "$nnrt" info --backend no-such-backend
+expect_failure NNRT_ERR_UNSUPPORTED "$nnrt" train --model model.int8.safetensors --data train.csv --backend reference
 echo "failures: statuses reported"

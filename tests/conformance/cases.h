@@ -80,6 +80,15 @@ class Picker {
   std::mt19937_64 rng_;
 };
 
+// A fused activation of MATMUL, CONV2D and the int8 products: every nnrt_unary_alg they take, with
+// its parameters.
+struct FusedActivation {
+  int32_t alg;
+  const char *name;
+  double alpha, beta;
+};
+const std::vector<FusedActivation> &fused_activations();
+
 nnrt_op_attrs no_attrs();
 std::string dims_name(const Dims &d);
 const std::vector<int32_t> &float_dtypes();  // f32, bf16, f16, f64
@@ -99,6 +108,8 @@ void add_batchnorm_outlier_cases(std::vector<Case> &out);
 void add_training_cases(Picker &p, std::vector<Case> &out);  // loss, dropout, gather, optimizer
 // Drawn from a picker of their own, so that adding them moved no earlier case's shapes or data.
 void add_layernorm_cases(Picker &p, std::vector<Case> &out);
+// I8 copies, QUANTIZE, MATMUL_INT8 and CONV2D_INT8; from a picker of their own too.
+void add_int8_cases(Picker &p, std::vector<Case> &out);
 
 // Every case, in a fixed order for a given seed.
 std::vector<Case> all_cases(uint64_t seed);

@@ -84,6 +84,20 @@ std::string dims_name(const Dims &d) {
   return s;
 }
 
+const std::vector<FusedActivation> &fused_activations() {
+  static const std::vector<FusedActivation> v{{0, "none", 0, 0},
+                                              {NNRT_UNARY_RELU, "relu", 0, 0},
+                                              {NNRT_UNARY_LEAKY_RELU, "leaky_relu", 0.1, 0},
+                                              {NNRT_UNARY_ELU, "elu", 1.0, 0},
+                                              {NNRT_UNARY_GELU, "gelu", 0, 0},
+                                              {NNRT_UNARY_SIGMOID, "sigmoid", 0, 0},
+                                              {NNRT_UNARY_TANH, "tanh", 0, 0},
+                                              {NNRT_UNARY_LINEAR, "linear", 0.5, 0.25},
+                                              {NNRT_UNARY_CLIP, "clip", -0.5, 0.5},
+                                              {NNRT_UNARY_SIGN, "sign", 0, 0}};
+  return v;
+}
+
 const std::vector<int32_t> &float_dtypes() {
   static const std::vector<int32_t> v{NNRT_DTYPE_F32, NNRT_DTYPE_BF16, NNRT_DTYPE_F16, NNRT_DTYPE_F64};
   return v;
@@ -106,8 +120,12 @@ std::vector<Case> all_cases(uint64_t seed) {
   const size_t before_layernorm = cases.size();
   Picker layernorm_picker(seed ^ 0x6c617965726e6f72ull);
   add_layernorm_cases(layernorm_picker, cases);
+  const size_t before_int8 = cases.size();
+  Picker int8_picker(seed ^ 0x696e7438ull);
+  add_int8_cases(int8_picker, cases);
   for (size_t i = 0; i < before_layernorm; ++i) cases[i].seed = p.seed();
-  for (size_t i = before_layernorm; i < cases.size(); ++i) cases[i].seed = layernorm_picker.seed();
+  for (size_t i = before_layernorm; i < before_int8; ++i) cases[i].seed = layernorm_picker.seed();
+  for (size_t i = before_int8; i < cases.size(); ++i) cases[i].seed = int8_picker.seed();
   return cases;
 }
 

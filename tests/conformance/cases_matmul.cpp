@@ -9,21 +9,8 @@
 namespace nnrt::conformance {
 namespace {
 
-struct Fused {
-  int32_t alg;
-  const char *name;
-  double alpha, beta;
-};
-const std::vector<Fused> kFused{{0, "none", 0, 0},
-                                {NNRT_UNARY_RELU, "relu", 0, 0},
-                                {NNRT_UNARY_LEAKY_RELU, "leaky_relu", 0.1, 0},
-                                {NNRT_UNARY_ELU, "elu", 1.0, 0},
-                                {NNRT_UNARY_GELU, "gelu", 0, 0},
-                                {NNRT_UNARY_SIGMOID, "sigmoid", 0, 0},
-                                {NNRT_UNARY_TANH, "tanh", 0, 0},
-                                {NNRT_UNARY_LINEAR, "linear", 0.5, 0.25},
-                                {NNRT_UNARY_CLIP, "clip", -0.5, 0.5},
-                                {NNRT_UNARY_SIGN, "sign", 0, 0}};
+using Fused = FusedActivation;
+const std::vector<Fused> &kFused = fused_activations();
 
 struct MatmulShape {
   Dims batch;

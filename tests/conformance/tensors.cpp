@@ -123,6 +123,7 @@ double HostTensor::get(int64_t offset) const {
     case NNRT_DTYPE_I64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
     case NNRT_DTYPE_U8:
     case NNRT_DTYPE_BOOL: return *p;
+    case NNRT_DTYPE_I8: return static_cast<int8_t>(*p);
     default: return 0;
   }
 }
@@ -137,6 +138,7 @@ void HostTensor::set(int64_t offset, double v) {
     case NNRT_DTYPE_I32: { int32_t i = kernels::f64_to_i32_saturate(v); std::memcpy(p, &i, 4); break; }
     case NNRT_DTYPE_I64: { int64_t i = kernels::f64_to_i64_saturate(v); std::memcpy(p, &i, 8); break; }
     case NNRT_DTYPE_U8: *p = kernels::f64_to_u8_saturate(v); break;
+    case NNRT_DTYPE_I8: *p = static_cast<uint8_t>(kernels::f64_to_i8_saturate(v)); break;
     case NNRT_DTYPE_BOOL: *p = v != 0 ? 1 : 0; break;
     default: break;
   }

@@ -242,6 +242,9 @@ std::vector<Case> cases(Fixture &f) {
        [&f] { return nnrt_model_predict_into(f.model, f.x, into, nullptr); }, drop_made, {}},
       {"nnrt_model_share", with_model, [&f] { return nnrt_model_share(f.model, &made); }, drop_made,
        {out_param(&made)}},
+      // Calibration (the float model's passes), the copy's build, its weights rounded and written.
+      {"nnrt_model_quantize", with_trainer, [&f] { return nnrt_model_quantize(f.model, f.data, nullptr, &made); },
+       drop_made, {out_param(&made)}},
       // Sampled (temperature 1): the draws run too.
       {"nnrt_model_generate", with_token_model,
        [&f] {

@@ -4,6 +4,7 @@ import ctypes
 import numpy as np
 
 F32 = 1
+I64 = 6
 
 
 class Nnrt:
@@ -25,6 +26,10 @@ class Nnrt:
         lib.nnrt_array_to_host.argtypes = [vp, ctypes.c_void_p, ctypes.c_size_t]
         lib.nnrt_array_release.argtypes = [vp]
         lib.nnrt_model_get_param.argtypes = [vp, ctypes.c_char_p, ctypes.POINTER(vp)]
+        lib.nnrt_dataset_from_arrays.argtypes = [vp, vp, vp, ctypes.POINTER(vp)]
+        lib.nnrt_dataset_release.argtypes = [vp]
+        lib.nnrt_model_quantize.argtypes = [vp, vp, ctypes.c_char_p, ctypes.POINTER(vp)]
+        lib.nnrt_model_summary.argtypes = [vp, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]
         self.lib = lib
         self.ctx = vp()
         self.check(lib.nnrt_context_create(context_options.encode(), ctypes.byref(self.ctx)), "context")
@@ -48,12 +53,30 @@ class Nnrt:
     def export_onnx(self, m, path):
         self.check(self.lib.nnrt_model_export_onnx(m, path.encode()), "export " + path)
 
-    def predict(self, m, x):
-        x = np.ascontiguousarray(x, dtype=np.float32)
+    def quantize(self, m, x, options=None):
+        """nnrt_model_quantize calibrated on the examples x (labels unused)."""
+        a, labels = self.from_numpy(x, F32), self.from_numpy(np.zeros(len(x), dtype=np.int64), I64)
+        d, q = ctypes.c_void_p(), ctypes.c_void_p()
+        self.check(self.lib.nnrt_dataset_from_arrays(self.ctx, a, labels, ctypes.byref(d)), "dataset")
+        try:
+            opts = options.encode() if options else None
+            self.check(self.lib.nnrt_model_quantize(m, d, opts, ctypes.byref(q)), "quantize")
+        finally:
+            self.lib.nnrt_dataset_release(d)
+            self.lib.nnrt_array_release(a)
+            self.lib.nnrt_array_release(labels)
+        return q
+
+    def from_numpy(self, x, dtype):
+        x = np.ascontiguousarray(x, dtype=np.float32 if dtype == F32 else np.int64)
         shape = (ctypes.c_int64 * x.ndim)(*x.shape)
-        a, out = ctypes.c_void_p(), ctypes.c_void_p()
-        self.check(self.lib.nnrt_array_from_host(self.ctx, F32, x.ndim, shape, x.ctypes.data, x.nbytes,
+        a = ctypes.c_void_p()
+        self.check(self.lib.nnrt_array_from_host(self.ctx, dtype, x.ndim, shape, x.ctypes.data, x.nbytes,
                                                  ctypes.byref(a)), "array")
+        return a
+
+    def predict(self, m, x):
+        a, out = self.from_numpy(x, F32), ctypes.c_void_p()
         self.check(self.lib.nnrt_model_predict(m, a, ctypes.byref(out)), "predict")
         y = self.array(out)
         self.lib.nnrt_array_release(a)
@@ -74,6 +97,13 @@ class Nnrt:
         value = self.array(a)
         self.lib.nnrt_array_release(a)
         return value
+
+    def summary(self, m):
+        n = ctypes.c_size_t()
+        self.lib.nnrt_model_summary(m, None, 0, ctypes.byref(n))
+        buf = ctypes.create_string_buffer(n.value + 1)
+        self.check(self.lib.nnrt_model_summary(m, buf, n.value + 1, ctypes.byref(n)), "summary")
+        return buf.value.decode()
 
     def release(self, m):
         self.lib.nnrt_model_release(m)

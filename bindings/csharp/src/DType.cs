@@ -19,6 +19,9 @@ namespace Nnrt
         U8 = 7,
         /// <summary>One byte holding 0 or 1 (C# bool).</summary>
         Bool = 8,
+        /// <summary>8-bit signed integer (C# sbyte): quantized weights (<see cref="Model.Quantize"/>);
+        /// arrays of it are made, read, copied and cast, but arithmetic ops do not take it.</summary>
+        I8 = 9,
     }
 
     /// <summary>Helpers for <see cref="DType"/>.</summary>
@@ -40,6 +43,7 @@ namespace Nnrt
                 case DType.I64: return "i64";
                 case DType.U8: return "u8";
                 case DType.Bool: return "bool";
+                case DType.I8: return "i8";
                 default: throw new System.ArgumentOutOfRangeException("t", t, "not an nnrt dtype");
             }
         }

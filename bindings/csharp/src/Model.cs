@@ -318,6 +318,27 @@ namespace Nnrt
             return new Model(Context, handle);
         }
 
+        /// <summary>An int8 copy of this model for inference (post-training static quantization,
+        /// nnrt_model_quantize), calibrated on the examples of calibration (its labels are not used): each
+        /// dense and conv2d layer gets <see cref="DType.I8"/> weights with a scale per output unit or filter,
+        /// and quantizes its input with a scale fixed from the range it took on the calibration examples.
+        /// optionsJson is null for the defaults, or a JSON object with "batches" (default 8; 0: all),
+        /// "batch_size" (32), "weight_bits" (7, the default, or 8) and "exclude" (layer names kept in
+        /// float). The copy is independent of this model: it predicts, evaluates, saves and shares
+        /// (<see cref="GetParam"/> gives its integer weights as F32, <see cref="SetParam"/> takes I8 values
+        /// for them), but a <see cref="Trainer"/> and <see cref="ExportOnnx"/> refuse it.</summary>
+        /// <exception cref="NnrtException">InvalidArgument for unknown options or layer names, or a model
+        /// with no dense or conv2d layer; Shape when the calibration examples do not fit the model;
+        /// Unsupported for a model that is already quantized.</exception>
+        public Model Quantize(Dataset calibration, string optionsJson = null)
+        {
+            if (calibration == null) throw new ArgumentNullException("calibration");
+            ModelHandle handle;
+            Check.Ok(Native.nnrt_model_quantize(Handle, calibration.Handle,
+                                                optionsJson == null ? null : Utf8.Encode(optionsJson), out handle));
+            return new Model(Context, handle);
+        }
+
         /// <summary>The number of parameter elements (weights, biases and statistics).</summary>
         public long ParamCount
         {
@@ -329,7 +350,8 @@ namespace Nnrt
             }
         }
 
-        /// <summary>A copy of the parameter `name` (e.g. "layer0.weight") as a new F32 array.</summary>
+        /// <summary>A copy of the parameter `name` (e.g. "layer0.weight") as a new F32 array (a quantized
+        /// weight's integers too).</summary>
         /// <exception cref="NnrtException">InvalidArgument for an unknown name (the message lists them).</exception>
         public NdArray GetParam(string name)
         {
@@ -338,8 +360,12 @@ namespace Nnrt
             return new NdArray(Context, value);
         }
 
-        /// <summary>Copies value into the parameter `name`; a float value of another dtype is converted.</summary>
-        /// <exception cref="NnrtException">Shape when the shapes differ; DType for a non-float value.</exception>
+        /// <summary>Copies value into the parameter `name`; a float value of another dtype is converted. A
+        /// quantized layer's weight takes I8 values only (<see cref="NdArray.FromHost(Context, sbyte[], long[])"/>),
+        /// within [-63, 63] for 7-bit weights.</summary>
+        /// <exception cref="NnrtException">Shape when the shapes differ; DType for a non-float value, or a
+        /// value other than I8 for a quantized weight; InvalidArgument for a quantized weight out of its
+        /// range.</exception>
         public void SetParam(string name, NdArray value)
         {
             Check.Ok(Native.nnrt_model_set_param(Handle, Utf8.Encode(name), value.Handle));

@@ -125,6 +125,9 @@ namespace Nnrt
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern Status nnrt_model_share(ModelHandle m, out ModelHandle output);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern Status nnrt_model_quantize(ModelHandle m, DatasetHandle calibration, byte[] optionsJson,
+                                                          out ModelHandle output);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern void nnrt_model_release(IntPtr m);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern Status nnrt_model_predict(ModelHandle m, ArrayHandle input, out ArrayHandle output);

@@ -105,6 +105,12 @@ namespace Nnrt
             fixed (byte* p = NotNull(data)) return Copy(context, DType.U8, shape, (IntPtr)p, data.Length);
         }
 
+        /// <summary>An I8 array holding a copy of data (quantized weights, for <see cref="Model.SetParam"/>).</summary>
+        public static unsafe NdArray FromHost(Context context, sbyte[] data, params long[] shape)
+        {
+            fixed (sbyte* p = NotNull(data)) return Copy(context, DType.I8, shape, (IntPtr)p, data.Length);
+        }
+
         /// <summary>A BOOL array holding a copy of data (a managed bool is one byte, 0 or 1, as nnrt's).</summary>
         public static unsafe NdArray FromHost(Context context, bool[] data, params long[] shape)
         {
@@ -162,6 +168,14 @@ namespace Nnrt
         {
             var data = new byte[Count(DType.U8, "byte[]")];
             fixed (byte* p = data) CopyOut((IntPtr)p, data.Length);
+            return data;
+        }
+
+        /// <summary>The elements of an I8 array.</summary>
+        public unsafe sbyte[] ToSByteArray()
+        {
+            var data = new sbyte[Count(DType.I8, "sbyte[]")];
+            fixed (sbyte* p = data) CopyOut((IntPtr)p, data.Length);
             return data;
         }
 

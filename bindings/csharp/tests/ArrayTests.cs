@@ -45,6 +45,11 @@ namespace Nnrt.Tests
                 CheckInfo(a, DType.U8, new long[] { 3 }, 3);
                 Assert.Sequence(new byte[] { 0, 7, 255 }, a.ToByteArray(), "u8");
             }
+            using (var a = NdArray.FromHost(Ctx, new sbyte[] { -128, -1, 0, 127 }, 2, 2))
+            {
+                CheckInfo(a, DType.I8, new long[] { 2, 2 }, 4);
+                Assert.Sequence(new sbyte[] { -128, -1, 0, 127 }, a.ToSByteArray(), "i8");
+            }
             using (var a = NdArray.FromHost(Ctx, new[] { true, false, true, true }, 4))
             {
                 CheckInfo(a, DType.Bool, new long[] { 4 }, 4);

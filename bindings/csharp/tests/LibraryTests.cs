@@ -51,7 +51,7 @@ namespace Nnrt.Tests
             var sizes = new Dictionary<DType, int>
             {
                 { DType.F32, 4 }, { DType.F64, 8 }, { DType.F16, 2 }, { DType.BF16, 2 },
-                { DType.I32, 4 }, { DType.I64, 8 }, { DType.U8, 1 }, { DType.Bool, 1 },
+                { DType.I32, 4 }, { DType.I64, 8 }, { DType.U8, 1 }, { DType.Bool, 1 }, { DType.I8, 1 },
             };
             foreach (var pair in sizes) Assert.Equal(pair.Value, DTypes.SizeOf(pair.Key), pair.Key.ToString());
             Assert.Equal(0, DTypes.SizeOf((DType)0), "an unknown dtype");

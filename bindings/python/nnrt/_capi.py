@@ -99,6 +99,7 @@ _declare("nnrt_model_import_onnx_memory", STATUS, [P, P, c_size_t, c_char_p, PP]
 _declare("nnrt_model_export_onnx", STATUS, [P, c_char_p])
 _declare("nnrt_model_save", STATUS, [P, c_char_p])
 _declare("nnrt_model_share", STATUS, [P, PP])
+_declare("nnrt_model_quantize", STATUS, [P, P, c_char_p, PP])
 _declare("nnrt_model_release", None, [P])
 _declare("nnrt_model_predict", STATUS, [P, P, PP])
 _declare("nnrt_model_predict_ex", STATUS, [P, P, P, PP])

@@ -32,6 +32,7 @@ class DType(enum.IntEnum):
     I64 = 6
     U8 = 7
     BOOL = 8
+    I8 = 9  # signed bytes: quantized weights (Model.quantize); copied and converted, not computed on
 
     @property
     def itemsize(self) -> int:
@@ -47,11 +48,11 @@ class DType(enum.IntEnum):
 _NUMPY = {
     DType.F32: np.dtype(np.float32), DType.F64: np.dtype(np.float64), DType.F16: np.dtype(np.float16),
     DType.BF16: np.dtype(np.float32), DType.I32: np.dtype(np.int32), DType.I64: np.dtype(np.int64),
-    DType.U8: np.dtype(np.uint8), DType.BOOL: np.dtype(np.bool_),
+    DType.U8: np.dtype(np.uint8), DType.BOOL: np.dtype(np.bool_), DType.I8: np.dtype(np.int8),
 }
 _FROM_NUMPY = {v: k for k, v in _NUMPY.items() if k != DType.BF16}
 _NAMES = {"f32": DType.F32, "f64": DType.F64, "f16": DType.F16, "bf16": DType.BF16, "i32": DType.I32,
-          "i64": DType.I64, "u8": DType.U8, "bool": DType.BOOL}
+          "i64": DType.I64, "u8": DType.U8, "bool": DType.BOOL, "i8": DType.I8}
 
 DTypeLike = Union[DType, str, np.dtype, type]
 
@@ -69,7 +70,7 @@ def as_dtype(dtype: DTypeLike) -> DType:
     if np_dtype is not None and np_dtype.newbyteorder("=") in _FROM_NUMPY:
         return _FROM_NUMPY[np_dtype.newbyteorder("=")]
     raise DtypeError(f"nnrt has no dtype for {dtype!r}; it takes float32, float64, float16, int32, int64, "
-                     "uint8 and bool (and bf16 by name)")
+                     "uint8, int8 and bool (and bf16 by name)")
 
 
 def _shape_arg(shape) -> Tuple[int, Any]:
@@ -154,7 +155,7 @@ def from_numpy(ctx: Ref, data: Any, dtype: Optional[DTypeLike] = None) -> Array:
     a = np.asarray(data, dtype=target.numpy if target is not None else None)
     if a.dtype.kind == "O" or (target is None and a.dtype.newbyteorder("=") not in _FROM_NUMPY):
         raise DtypeError(f"nnrt has no dtype for NumPy's {a.dtype}; convert it first (float32, float64, "
-                         "float16, int32, int64, uint8 or bool), or pass dtype=")
+                         "float16, int32, int64, uint8, int8 or bool), or pass dtype=")
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
     if not a.flags.c_contiguous:

@@ -195,6 +195,26 @@ class Model(Handle):
         check(_capi.lib().nnrt_model_share(self._ptr, ctypes.byref(out)))
         return Model(new_ref(out, "nnrt_model_release"), self._ctx)
 
+    def quantize(self, calibration: Union[Dataset, Any], options: Options = None, **kwargs: Any) -> "Model":
+        """An int8 copy of this model for inference (nnrt_model_quantize: post-training static
+        quantization), calibrated on `calibration`: a Dataset, or the features [N, <input shape>]
+        alone (NumPy or an Array; the labels are not used, so the binding pairs them with zeros).
+        Options as a dict, JSON text or keyword arguments: batches (default 8; 0: all), batch_size
+        (32), weight_bits (7 or 8) and exclude (layer names kept in float), e.g.
+        model.quantize(x, weight_bits=8, exclude=["conv1"]). Its dense and conv2d layers get int8
+        weights (DType.I8; get_param gives them as float32, set_param takes int8); it predicts,
+        evaluates, saves and shares, but trainer() and export_onnx() raise UnsupportedError."""
+        if isinstance(calibration, Dataset):
+            dataset = calibration
+        else:
+            features = calibration if isinstance(calibration, Array) else from_numpy(self._ctx, calibration)
+            count = features.shape[0] if features.shape else 0
+            dataset = from_arrays(self._ctx, features, np.zeros(count, np.int64))
+        out = ctypes.c_void_p()
+        check(_capi.lib().nnrt_model_quantize(self._ptr, dataset._ptr, options_json(options, kwargs),
+                                              ctypes.byref(out)))
+        return Model(new_ref(out, "nnrt_model_release"), self._ctx)
+
     @property
     def param_count(self) -> int:
         """Elements of every weight, bias and statistic."""
@@ -206,13 +226,15 @@ class Model(Handle):
         return [p["name"] for layer in self.summary()["layers"] for p in layer.get("params", [])]
 
     def get_param(self, name: str) -> np.ndarray:
-        """A copy of a parameter as float32 NumPy, in PyTorch's layout."""
+        """A copy of a parameter as float32 NumPy, in PyTorch's layout (a quantized weight's
+        integers too)."""
         out = ctypes.c_void_p()
         check(_capi.lib().nnrt_model_get_param(self._ptr, name.encode(), ctypes.byref(out)))
         return Array(new_ref(out, "nnrt_array_release")).numpy()
 
     def set_param(self, name: str, value: Any) -> None:
-        """Copies `value` (NumPy or Array, the parameter's shape, a float dtype) into a parameter."""
+        """Copies `value` (NumPy or Array, the parameter's shape, a float dtype; int8 for a quantized
+        layer's weight, within [-63, 63] for 7-bit weights) into a parameter."""
         arr = value if isinstance(value, Array) else from_numpy(self._ctx, value)
         check(_capi.lib().nnrt_model_set_param(self._ptr, name.encode(), arr._ptr))
 

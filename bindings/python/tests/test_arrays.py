@@ -65,7 +65,8 @@ def test_unknown_backend_is_an_error():
     assert "no-such-backend" in info.value.message
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.int64, np.uint8, np.bool_])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.int64, np.uint8, np.int8,
+                                   np.bool_])
 def test_array_round_trip(ctx, dtype):
     data = (np.arange(24).reshape(2, 3, 4) % 2 == 0) if dtype is np.bool_ else np.arange(24).reshape(2, 3, 4)
     data = data.astype(dtype)

@@ -25,12 +25,17 @@ pub enum DType {
     U8 = sys::NNRT_DTYPE_U8,
     /// One byte, 0 or 1; Rust type `bool`.
     Bool = sys::NNRT_DTYPE_BOOL,
+    /// 8-bit signed integer; Rust type `i8`. Holds quantized weights ([`Model::quantize`]); arrays
+    /// of it are made, read, copied and cast, but arithmetic ops do not take it.
+    ///
+    /// [`Model::quantize`]: crate::Model::quantize
+    I8 = sys::NNRT_DTYPE_I8,
 }
 
 impl DType {
     /// Every dtype, in the order of their C values.
-    pub const ALL: [DType; 8] =
-        [DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U8, DType::Bool];
+    pub const ALL: [DType; 9] =
+        [DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U8, DType::Bool, DType::I8];
 
     /// The dtype of a raw `nnrt_dtype`, or `None` for a value this binding does not know.
     pub fn from_raw(raw: i32) -> Option<DType> {
@@ -60,6 +65,7 @@ impl DType {
             DType::I64 => "i64",
             DType::U8 => "u8",
             DType::Bool => "bool",
+            DType::I8 => "i8",
         }
     }
 }
@@ -76,7 +82,7 @@ mod sealed {
 
 /// A Rust type whose values are the elements of one [`DType`], bit for bit, so slices of it can be
 /// copied to and from arrays directly. Implemented for `f32`, `f64`, [`F16`], [`BF16`], `i32`,
-/// `i64`, `u8` and `bool`; sealed, because the copy relies on the exact layout.
+/// `i64`, `u8`, `i8` and `bool`; sealed, because the copy relies on the exact layout.
 pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {
     /// The dtype an array of this type has.
     const DTYPE: DType;
@@ -93,7 +99,7 @@ macro_rules! element {
             DType::F64 | DType::I64 => 8,
             DType::F32 | DType::I32 => 4,
             DType::F16 | DType::BF16 => 2,
-            DType::U8 | DType::Bool => 1,
+            DType::U8 | DType::I8 | DType::Bool => 1,
         });
     )*};
 }
@@ -107,4 +113,5 @@ element! {
     i64 => I64,
     u8 => U8,
     bool => Bool,
+    i8 => I8,
 }

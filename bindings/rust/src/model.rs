@@ -394,6 +394,29 @@ impl Model {
         Ok(Model { raw: non_null(raw, "nnrt_model_share")?, ctx: Arc::clone(&self.ctx) })
     }
 
+    /// An int8 copy of this model for inference (post-training static quantization), calibrated
+    /// on the examples of `calibration` (its labels are not used): each dense and conv2d layer gets
+    /// [`DType::I8`] weights with a scale per output unit or filter, and quantizes its input with a
+    /// scale fixed from the range it took on the calibration examples. `options_json` is `""` for
+    /// the defaults or a JSON object with `"batches"` (default 8; 0: all), `"batch_size"` (32),
+    /// `"weight_bits"` (7, the default, or 8) and `"exclude"` (layer names kept in float).
+    ///
+    /// The copy is independent of this model: it predicts, evaluates, saves, loads and shares
+    /// ([`param`](Model::param) gives its integer weights as F32; [`set_param`](Model::set_param)
+    /// takes I8 values for them), but [`Trainer::new`](crate::Trainer::new) and
+    /// [`export_onnx`](Model::export_onnx) refuse it with [`Status::Unsupported`], as does
+    /// quantizing it again. Calibration examples that do not fit the model are [`Status::Shape`].
+    pub fn quantize(&self, calibration: &Dataset, options_json: &str) -> Result<Model> {
+        let options = c_options("options_json", options_json)?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: both handles are live; options is a valid C string or NULL; raw receives the new
+        // handle.
+        check(unsafe {
+            sys::nnrt_model_quantize(self.as_raw(), calibration.as_raw(), options_ptr(&options), &mut raw)
+        })?;
+        Ok(Model { raw: non_null(raw, "nnrt_model_quantize")?, ctx: Arc::clone(&self.ctx) })
+    }
+
     /// The number of parameters (elements of every weight, bias and statistic).
     pub fn param_count(&self) -> Result<i64> {
         let mut count = 0;
@@ -403,7 +426,7 @@ impl Model {
     }
 
     /// A copy of the parameter `name` (such as `"layer0.weight"`, in PyTorch's layout) as an F32
-    /// array. An unknown name is [`Status::InvalidArgument`](crate::Status::InvalidArgument), and the
+    /// array (a quantized weight's integers too). An unknown name is [`Status::InvalidArgument`](crate::Status::InvalidArgument), and the
     /// message lists the model's parameter names.
     pub fn param(&self, name: &str) -> Result<Array> {
         let name = c_string("parameter name", name)?;
@@ -414,7 +437,8 @@ impl Model {
     }
 
     /// Copies `value` into the parameter `name`; it must have the parameter's shape, and a float
-    /// value of another dtype is converted. Takes `&self` because nnrt locks the model itself, so
+    /// value of another dtype is converted. A quantized layer's weight takes [`DType::I8`] values
+    /// only (within [-63, 63] for 7-bit weights). Takes `&self` because nnrt locks the model itself, so
     /// other threads may keep predicting.
     pub fn set_param(&self, name: &str, value: &Array) -> Result<()> {
         let name = c_string("parameter name", name)?;

@@ -113,6 +113,8 @@ pub const NNRT_DTYPE_I64: nnrt_dtype = 6;
 pub const NNRT_DTYPE_U8: nnrt_dtype = 7;
 /// One byte, 0 or 1.
 pub const NNRT_DTYPE_BOOL: nnrt_dtype = 8;
+/// 8-bit signed integer: quantized weights (nnrt_model_quantize); copied, not computed on.
+pub const NNRT_DTYPE_I8: nnrt_dtype = 9;
 
 /// What the progress callback receives; members after `validation_score` were added later, so
 /// readers check `struct_size` before reading them.
@@ -320,8 +322,16 @@ unsafe extern "C" {
     ) -> nnrt_status;
     /// Exports a model as ONNX (opset 17), atomically.
     pub fn nnrt_model_export_onnx(m: *const nnrt_model, path: *const c_char) -> nnrt_status;
-    /// Releases the caller's reference to a model; NULL does nothing.
+    /// Makes another model that shares m's parameters (copied on write).
     pub fn nnrt_model_share(m: *const nnrt_model, out: *mut *mut nnrt_model) -> nnrt_status;
+    /// Makes an int8 copy of m for inference, calibrated on a dataset (options_json may be NULL).
+    pub fn nnrt_model_quantize(
+        m: *mut nnrt_model,
+        calibration: *mut nnrt_dataset,
+        options_json: *const c_char,
+        out: *mut *mut nnrt_model,
+    ) -> nnrt_status;
+    /// Releases the caller's reference to a model; NULL does nothing.
     pub fn nnrt_model_release(m: *mut nnrt_model);
     /// Runs the model on a batch; thread-safe.
     pub fn nnrt_model_predict(

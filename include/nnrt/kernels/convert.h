@@ -63,6 +63,12 @@ NNRT_HD uint8_t f64_to_u8_saturate(double d) {
   if (d <= 0.0) return 0;
   return static_cast<uint8_t>(d);
 }
+NNRT_HD int8_t f64_to_i8_saturate(double d) {
+  if (d != d) return 0;
+  if (d >= 127.0) return 127;
+  if (d <= -128.0) return -128;
+  return static_cast<int8_t>(d);
+}
 
 // Integers to narrower integers saturate too, as floats do (and as oneDNN's reorders do).
 NNRT_HD int32_t i64_to_i32_saturate(int64_t i) {
@@ -70,6 +76,9 @@ NNRT_HD int32_t i64_to_i32_saturate(int64_t i) {
 }
 NNRT_HD uint8_t i64_to_u8_saturate(int64_t i) {
   return i > 255 ? 255 : (i < 0 ? 0 : static_cast<uint8_t>(i));
+}
+NNRT_HD int8_t i64_to_i8_saturate(int64_t i) {
+  return i > 127 ? 127 : (i < -128 ? -128 : static_cast<int8_t>(i));
 }
 
 }  // namespace nnrt::kernels

@@ -17,7 +17,7 @@ struct DtypeInfo {
 // Indexed by nnrt_dtype; entry 0 stands for every value that is not a dtype.
 inline constexpr DtypeInfo kDtypeTable[] = {
     {"invalid", 0}, {"f32", 4}, {"f64", 8}, {"f16", 2}, {"bf16", 2},
-    {"i32", 4},     {"i64", 8}, {"u8", 1},  {"bool", 1},
+    {"i32", 4},     {"i64", 8}, {"u8", 1},  {"bool", 1}, {"i8", 1},
 };
 inline constexpr int kDtypeCount = sizeof kDtypeTable / sizeof kDtypeTable[0];
 

@@ -44,7 +44,10 @@
   X(OPTIMIZER_UPDATE, "optimizer_update", 1, 1, "(grad)", 1, 3, "(param, state0 [opt], state1 [opt])", 3)   \
   X(LAYERNORM, "layernorm", 1, 3, "(x, gamma [opt], beta [opt])", 1, 3, "(y[, mean, var])", 0)               \
   X(LAYERNORM_BACKWARD, "layernorm_backward", 4, 5, "(x, dy, mean, var, gamma [opt])", 1, 3,                  \
-    "(dx[, dgamma, dbeta])", 0)
+    "(dx[, dgamma, dbeta])", 0)                                                                               \
+  X(QUANTIZE, "quantize", 1, 1, "(x)", 1, 1, "(y)", 0)                                                        \
+  X(MATMUL_INT8, "matmul_int8", 3, 4, "(a, b, scales, bias [opt])", 1, 1, "(c)", 0)                           \
+  X(CONV2D_INT8, "conv2d_int8", 3, 4, "(x, w, scales, bias [opt])", 1, 1, "(y)", 0)
 
 namespace nnrt::kernels {
 

@@ -85,6 +85,9 @@ std::string op_refusal(const nnrt_op_desc &d) {
     case NNRT_OP_SCATTER_ADD: return index_refusal(d);
     case NNRT_OP_LAYERNORM:
     case NNRT_OP_LAYERNORM_BACKWARD:
+    case NNRT_OP_QUANTIZE:
+    case NNRT_OP_MATMUL_INT8:
+    case NNRT_OP_CONV2D_INT8:
       return std::string(kernels::op_kind_info(d.kind).name) +
              " has no CUDA kernel in this version: it runs on the reference backend, staged through host memory";
     default: return "op kind " + std::to_string(d.kind) + " is not an nnrt_op_kind this backend knows";

@@ -165,6 +165,8 @@ Factory factory_for(int32_t kind) {
     case NNRT_OP_BATCHNORM_BACKWARD: return make_batchnorm_backward;
     case NNRT_OP_LAYERNORM: return make_layernorm;
     case NNRT_OP_LAYERNORM_BACKWARD: return make_layernorm_backward;
+    case NNRT_OP_MATMUL_INT8: return make_matmul_int8;
+    case NNRT_OP_CONV2D_INT8: return make_conv2d_int8;
     default: return nullptr;  // fill, random, losses, dropout, gather/scatter, optimizer, argreduce
   }
 }

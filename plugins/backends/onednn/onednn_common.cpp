@@ -184,6 +184,7 @@ dt dnnl_type(int32_t t) {
     case NNRT_DTYPE_F16: return dt::f16;
     case NNRT_DTYPE_I32: return dt::s32;
     case NNRT_DTYPE_U8: return dt::u8;
+    case NNRT_DTYPE_I8: return dt::s8;
     default: refuse(std::string("oneDNN has no such data type [") + dtype_name(t) + "]");
   }
 }
@@ -387,8 +388,7 @@ void append_eltwise(dnnl::post_ops &ops, const EltwiseAlg &e) {
 }
 }  // namespace
 
-dnnl::post_ops fused_post_ops(int32_t fused, double alpha, double beta, bool finite_inputs) {
-  dnnl::post_ops ops;
+dnnl::post_ops fused_post_ops(int32_t fused, double alpha, double beta, bool finite_inputs, dnnl::post_ops ops) {
   if (fused == NNRT_UNARY_NONE || fused == NNRT_UNARY_IDENTITY) return ops;
   if (fused == NNRT_UNARY_RELU && finite_inputs) {
     append_eltwise(ops, {dnnl::algorithm::eltwise_relu, 0.f, 0.f});

@@ -237,6 +237,8 @@ std::unique_ptr<Op> make_batchnorm(const Build &b);
 std::unique_ptr<Op> make_batchnorm_backward(const Build &b);
 std::unique_ptr<Op> make_layernorm(const Build &b);
 std::unique_ptr<Op> make_layernorm_backward(const Build &b);
+std::unique_ptr<Op> make_matmul_int8(const Build &b);  // onednn_int8.cpp
+std::unique_ptr<Op> make_conv2d_int8(const Build &b);
 
 // ---- descriptors ---------------------------------------------------------------------------
 
@@ -329,7 +331,9 @@ EltwiseAlg eltwise_forward_alg(int32_t unary_alg, double alpha, double beta);
 // elu form in the kernels that apply post-ops element by element (the gemm convolution); clip
 // (ReLU6) becomes oneDNN's clip_v2, exact but for NaN (which it turns into the lower bound).
 // Without it clip is refused (the caller clips with nnrt's rule itself).
-dnnl::post_ops fused_post_ops(int32_t fused, double alpha, double beta, bool finite_inputs = false);
+// `ops` holds the post-ops that come before the activation (an int8 product's bias), if any.
+dnnl::post_ops fused_post_ops(int32_t fused, double alpha, double beta, bool finite_inputs = false,
+                              dnnl::post_ops ops = dnnl::post_ops());
 
 // ---- oneDNN 2.x and 3.x --------------------------------------------------------------------
 //

@@ -28,6 +28,7 @@
 // col2im of the plugin's own (onednn_conv_backward_data_gemm.h).
 #include "onednn_common.h"
 #include "onednn_conv_backward_data_gemm.h"
+#include "onednn_conv_geometry.h"
 #include "onednn_kept_input.h"
 #include "onednn_measure.h"
 #include "onednn_special_values.h"
@@ -35,17 +36,7 @@
 #include <cstring>
 
 namespace nnrt::onednn {
-namespace {
 
-using tag = dnnl::memory::format_tag;
-
-struct ConvGeometry {
-  dims strides, dilates, pad_l, pad_r;
-  int64_t groups = 1;
-  dims x_dims, w_dims, y_dims;  // w_dims is [G, O/G, C/G, KH, KW] when groups > 1
-};
-
-// Checks x [N,C,H,W], w [O,C/G,KH,KW] and y [N,O,OH,OW] against the attributes.
 ConvGeometry conv_geometry(const nnrt_op_attrs &a, const nnrt_tensor_desc &x, const nnrt_tensor_desc &w,
                            const nnrt_tensor_desc &y) {
   require(x.ndim == 4 && w.ndim == 4 && y.ndim == 4, "conv: x, w and y must be 4-D");
@@ -74,12 +65,15 @@ ConvGeometry conv_geometry(const nnrt_op_attrs &a, const nnrt_tensor_desc &x, co
   return g;
 }
 
-// nnrt's weights [O, C/G, KH, KW] as oneDNN sees them: [G, O/G, C/G, KH, KW] when grouped.
 md user_weights_desc(const nnrt_tensor_desc &w, const ConvGeometry &g, dt type) {
   if (g.groups == 1) return memory_desc(w, type);
   const int64_t og = w.dims[0] / g.groups;
   return strided_desc(g.w_dims, type, {w.strides[0] * og, w.strides[0], w.strides[1], w.strides[2], w.strides[3]});
 }
+
+namespace {
+
+using tag = dnnl::memory::format_tag;
 
 md vector_desc(int64_t n, dt type) { return md({n}, type, tag::a); }
 

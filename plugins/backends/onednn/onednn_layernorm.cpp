@@ -67,7 +67,8 @@ dnnl::layer_normalization_forward::primitive_desc forward_pd(dnnl::prop_kind pro
                                                              dnnl::normalization_flags flags,
                                                              const dnnl::primitive_attr &attr) {
 #if DNNL_VERSION_MAJOR >= 3
-  return make_pd<dnnl::layer_normalization_forward>(attr, prop, data, data, md(), eps, flags);
+  // Without a statistics descriptor: oneDNN 3.2 refuses an empty one (md()) for every shape.
+  return make_pd<dnnl::layer_normalization_forward>(attr, prop, data, data, eps, flags);
 #else
   return make_pd<dnnl::layer_normalization_forward>(attr, prop, data, eps, flags);
 #endif
@@ -143,15 +144,15 @@ class LayernormBackwardOp : public Op {
     const int64_t rows = product(x, 0, axis), length = product(x, axis, x.ndim);
     const float eps = static_cast<float>(d.attrs.eps);
     dy_ = rows_desc(d.inputs[1], axis, type);
-    // dbeta comes with use_shift, which needs no beta (oneDNN 2.6 still asks for a shift input: gamma
-    // stands in, as in onednn_batchnorm.cpp).
+    // dbeta comes with use_shift, which needs no beta (oneDNN 2.6 and 3.2 still ask for a shift input
+    // at execution: gamma stands in, as in onednn_batchnorm.cpp).
     const dnnl::normalization_flags flags = flags_for(has_gamma_, param_grads_);
     const dnnl::prop_kind prop = param_grads_ ? dnnl::prop_kind::backward : dnnl::prop_kind::backward_data;
     dnnl::layer_normalization_forward::primitive_desc hint =
         forward_pd(dnnl::prop_kind::forward_training, x_, eps, flags, dnnl::primitive_attr());
 #if DNNL_VERSION_MAJOR >= 3
     dnnl::layer_normalization_backward::primitive_desc pd = make_backward_pd<dnnl::layer_normalization_backward>(
-        hint, base_attr(), prop, dx_, dx_, x_, md(), eps, flags);
+        hint, base_attr(), prop, dx_, dx_, x_, eps, flags);
 #else
     dnnl::layer_normalization_backward::primitive_desc pd =
         make_backward_pd<dnnl::layer_normalization_backward>(hint, base_attr(), prop, dx_, x_, eps, flags);
@@ -179,9 +180,7 @@ class LayernormBackwardOp : public Op {
     if (has_gamma_) {
       dnnl::memory gamma = r.input(gamma_, 4);
       args.emplace(DNNL_ARG_SCALE, gamma);
-#if DNNL_VERSION_MAJOR < 3
       if (param_grads_) args.emplace(DNNL_ARG_SHIFT, gamma);
-#endif
     }
     if (param_grads_) {
       args.emplace(DNNL_ARG_DIFF_SCALE, r.output(dgamma_, 1));

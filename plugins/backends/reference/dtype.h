@@ -96,9 +96,11 @@ decltype(auto) visit_numeric(int32_t dtype, Fn &&fn) {
   return visit_float(dtype, fn);
 }
 
+// Every dtype: the numeric ones, BOOL, and I8 (a storage type: copied and gathered, not computed on).
 template <class Fn>
 decltype(auto) visit_all(int32_t dtype, Fn &&fn) {
   if (dtype == NNRT_DTYPE_BOOL) return fn(Type<Bool>{});
+  if (dtype == NNRT_DTYPE_I8) return fn(Type<int8_t>{});
   return visit_numeric(dtype, fn);
 }
 
@@ -120,7 +122,8 @@ constexpr DtypeSet kFloatDtypes = dtype_bit(NNRT_DTYPE_F32) | dtype_bit(NNRT_DTY
 constexpr DtypeSet kIntegerDtypes =
     dtype_bit(NNRT_DTYPE_I32) | dtype_bit(NNRT_DTYPE_I64) | dtype_bit(NNRT_DTYPE_U8);
 constexpr DtypeSet kNumericDtypes = kFloatDtypes | kIntegerDtypes;
-constexpr DtypeSet kAllDtypes = kNumericDtypes | dtype_bit(NNRT_DTYPE_BOOL);
+constexpr DtypeSet kAllDtypes = kNumericDtypes | dtype_bit(NNRT_DTYPE_BOOL) | dtype_bit(NNRT_DTYPE_I8);
+constexpr DtypeSet kQuantizedDtypes = dtype_bit(NNRT_DTYPE_U8) | dtype_bit(NNRT_DTYPE_I8);
 constexpr DtypeSet kIndexDtypes = dtype_bit(NNRT_DTYPE_I32) | dtype_bit(NNRT_DTYPE_I64);
 
 using kernels::dtype_size;
@@ -150,6 +153,7 @@ To from_double(double d) {
   else if constexpr (std::is_same_v<To, int32_t>) return kernels::f64_to_i32_saturate(d);
   else if constexpr (std::is_same_v<To, int64_t>) return kernels::f64_to_i64_saturate(d);
   else if constexpr (std::is_same_v<To, uint8_t>) return kernels::f64_to_u8_saturate(d);
+  else if constexpr (std::is_same_v<To, int8_t>) return kernels::f64_to_i8_saturate(d);
   else return Bool{static_cast<uint8_t>(d != 0.0)};  // NaN != 0: true, as numpy says
 }
 
@@ -161,6 +165,7 @@ To from_int64(int64_t i) {
   else if constexpr (std::is_same_v<To, int32_t>) return kernels::i64_to_i32_saturate(i);
   else if constexpr (std::is_same_v<To, int64_t>) return i;
   else if constexpr (std::is_same_v<To, uint8_t>) return kernels::i64_to_u8_saturate(i);
+  else if constexpr (std::is_same_v<To, int8_t>) return kernels::i64_to_i8_saturate(i);
   else return Bool{static_cast<uint8_t>(i != 0)};
 }
 

@@ -63,6 +63,9 @@ KernelPtr create_scatter_add(const OpSetup &setup);  // op_gather.cpp
 KernelPtr create_optimizer_update(const OpSetup &setup);  // op_optimizer.cpp
 KernelPtr create_layernorm(const OpSetup &setup);         // op_layernorm.cpp
 KernelPtr create_layernorm_backward(const OpSetup &setup);
+KernelPtr create_quantize(const OpSetup &setup);     // op_quantize.cpp
+KernelPtr create_matmul_int8(const OpSetup &setup);  // op_matmul_int8.cpp
+KernelPtr create_conv2d_int8(const OpSetup &setup);  // op_conv2d_int8.cpp
 
 // Typed access to the run arguments.
 template <class T>

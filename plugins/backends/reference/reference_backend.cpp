@@ -65,6 +65,9 @@ Factory factory_for(int32_t kind) {
     case NNRT_OP_OPTIMIZER_UPDATE: return create_optimizer_update;
     case NNRT_OP_LAYERNORM: return create_layernorm;
     case NNRT_OP_LAYERNORM_BACKWARD: return create_layernorm_backward;
+    case NNRT_OP_QUANTIZE: return create_quantize;
+    case NNRT_OP_MATMUL_INT8: return create_matmul_int8;
+    case NNRT_OP_CONV2D_INT8: return create_conv2d_int8;
     default: return nullptr;
   }
 }

@@ -22,6 +22,7 @@ const std::map<std::string, Importer::Translator> &translators() {
     register_recurrent_ops(t);
     register_fold_ops(t);
     register_slice_ops(t);
+    register_quantize_ops(t);
     return t;
   }();
   return table;
@@ -98,6 +99,10 @@ HostTensor Importer::take_constant(int i, const char *what) {
 const Value &Importer::runtime_input(int i) const {
   const Value &v = input(i);
   if (v.constant) unsupported("input ", i, " (\"", node_->input(i), "\") is a constant; nnrt needs it computed from the model input");
+  if (v.pending) {
+    unsupported("input ", i, " (\"", node_->input(i), "\") is the 8-bit output of a QuantizeLinear; nnrt reads one only "
+                "through a DequantizeLinear (the QDQ form), not with QLinear* operators");
+  }
   check_batch_axis(node_->input(i), v);
   return v;
 }
@@ -232,6 +237,7 @@ std::string Importer::emit(const std::string &type, Json attrs, const std::vecto
   for (const std::string &in : inputs) {
     const Value &v = value(in);
     if (v.constant) unsupported("input \"", in, "\" is a constant where nnrt needs a computed value");
+    if (v.pending) unsupported("input \"", in, "\" is the 8-bit output of a QuantizeLinear, which nnrt reads only through a DequantizeLinear");
     check_batch_axis(in, v);
     if (v.node == "input" && integer_input_ && type != "embedding") {
       unsupported("the model's integer input feeds nnrt ", type, "; nnrt computes in floats and reads integers only as "
@@ -349,6 +355,25 @@ void Importer::translate_graph() {
   }
   translate_nodes(g);
   read_output(g);
+  drop_unread_layers();
+}
+
+void Importer::drop_if_unread(const std::string &output) { droppable_.insert(value(output).node); }
+
+void Importer::drop_unread_layers() {
+  std::set<std::string> read{output_};
+  for (const Json &n : nodes_)
+    for (const Json &in : n["inputs"]) read.insert(in.get<std::string>());
+  Json kept = Json::array();
+  for (Json &n : nodes_) {
+    const std::string name = n["name"].get<std::string>();
+    if (droppable_.count(name) && !read.count(name)) {
+      shapes_.erase(name);
+      continue;
+    }
+    kept.push_back(std::move(n));
+  }
+  nodes_ = std::move(kept);
 }
 
 std::set<std::string> Importer::read_initializers(onnx::GraphProto &g) {
@@ -423,6 +448,9 @@ void Importer::read_output(const onnx::GraphProto &g) {
   auto out = values_.find(g.output(0).name());
   if (out == values_.end()) fail(NNRT_ERR_CORRUPT, "graph output '", g.output(0).name(), "' is made by no node");
   if (out->second.constant) fail(NNRT_ERR_UNSUPPORTED, "graph output '", g.output(0).name(), "' is a constant");
+  if (out->second.pending) {
+    fail(NNRT_ERR_UNSUPPORTED, "graph output '", g.output(0).name(), "' is the 8-bit output of a QuantizeLinear; nnrt models give floats");
+  }
   if (out->second.batch_axis != 0) {
     fail(NNRT_ERR_UNSUPPORTED, "graph output '", g.output(0).name(), "' has the batch in ONNX dim ", out->second.batch_axis,
          "; nnrt models give it in dim 0");

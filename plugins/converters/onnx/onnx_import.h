@@ -28,6 +28,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -72,6 +73,22 @@ ImportResult import_model(const nnrt_onnx_host &host, onnx::ModelProto &model, c
 // size, which is known only at run time.
 inline constexpr int64_t kBatchSize = INT64_MIN;
 
+// ONNX's 8-bit quantization of a tensor (QuantizeLinear's y_scale and y_zero_point, per tensor).
+struct Quantization {
+  int32_t elem_type = onnx::TensorProto::UINT8;  // UINT8 or INT8
+  double scale = 1;
+  int32_t zero_point = 0;
+  std::string unclipped;  // on a DequantizeLinear's output: the ONNX name of the value before the pair
+};
+
+// A constant that DequantizeLinear made from INT8 values with zero point 0: the integers, and their
+// scale for the whole tensor (axis -1) or per slice along `axis`.
+struct Int8Constant {
+  HostTensor values;  // INT8
+  std::vector<float> scales;
+  int64_t axis = -1;
+};
+
 // What the importer knows of an ONNX value.
 struct Value {
   std::string node;        // the nnrt node that makes it ("input" for the model input)
@@ -85,6 +102,13 @@ struct Value {
   bool batch_sized = false;
   bool filled = false;
   std::vector<int64_t> fill_dims;
+  // ONNX's QDQ form (onnx_import_quantize.cpp). `pending` on a QuantizeLinear's output: 8-bit values
+  // that only a DequantizeLinear reads (nnrt holds the float value before it). `quantized` on the
+  // DequantizeLinear's: the value clipped to the 8-bit range; a conv2d or dense layer reading it
+  // runs in int8 with that quantization, from the unclipped value. A constant dequantized from INT8
+  // keeps its integers in `int8`.
+  std::optional<Quantization> pending, quantized;
+  std::shared_ptr<const Int8Constant> int8;
 };
 
 // The state of one import; the per-op translators (onnx_import_*.cpp) work through it.
@@ -168,6 +192,9 @@ class Importer {
   // {"activation": "relu6"}) and the node's output names it; true then, false (nothing done)
   // otherwise (onnx_import_conv.cpp).
   bool fuse_into_conv(const Json &activation);
+  // The layer that made `output` (a translator's own step, as the clip of a QDQ pair) is dropped at
+  // the end of the import when no node reads it.
+  void drop_if_unread(const std::string &output);
   // Output `output` is the same value as `input` (Identity, inference-time Dropout).
   void alias(const std::string &output, const std::string &input);
   void set_constant(const std::string &output, HostTensor tensor);
@@ -210,6 +237,8 @@ class Importer {
   Json nodes_ = Json::array();
   std::map<std::string, std::vector<std::pair<std::string, HostTensor>>> params_;  // by layer
   std::map<std::string, Shape> shapes_;  // per layer
+  std::set<std::string> droppable_;      // layers drop_if_unread named
+  void drop_unread_layers();
   std::string output_;
   Shape input_shape_;
   bool integer_input_ = false;  // the ONNX input holds indices: only an embedding may read it
@@ -226,6 +255,21 @@ void register_shape_ops(std::map<std::string, Importer::Translator> &table);
 void register_recurrent_ops(std::map<std::string, Importer::Translator> &table);
 void register_fold_ops(std::map<std::string, Importer::Translator> &table);
 void register_slice_ops(std::map<std::string, Importer::Translator> &table);
+void register_quantize_ops(std::map<std::string, Importer::Translator> &table);
+
+// For a conv2d or dense translator (onnx_import_quantize.cpp): when input `x` went through a
+// QuantizeLinear -> DequantizeLinear pair and input `w` is a weight dequantized from INT8 with one
+// scale, or one per output unit along weight axis `unit_axis`, the layer's "int8" config, its
+// integer weights (as floats, in the weight's ONNX layout), one scale per unit (`units`) and the
+// ONNX name of the value it reads (before the pair's clip); nullopt otherwise (the layer runs in
+// float on the dequantized weight).
+struct Int8Layer {
+  std::string input;
+  Json config;
+  std::vector<float> weight;
+  std::vector<float> scales;
+};
+std::optional<Int8Layer> int8_layer(const Importer &im, int x, int w, int64_t unit_axis, int64_t units);
 // Gather, Concat and arithmetic of constants (onnx_import_fold.cpp), for the translators of those ops.
 void fold_gather(Importer &im);
 void fold_concat(Importer &im, int64_t axis);

@@ -41,20 +41,12 @@ struct Attention {
   std::string mask_problem;  // non-empty: a mask nnrt cannot express, and why
 };
 
-HostTensor float_tensor(std::vector<int64_t> dims, std::vector<float> values) {
-  HostTensor t;
-  t.elem_type = onnx::TensorProto::FLOAT;
-  t.dims = std::move(dims);
-  t.bytes.assign(reinterpret_cast<const char *>(values.data()), values.size() * sizeof(float));
-  return t;
-}
-
 HostTensor transposed_matrix(const HostTensor &w) {
   std::vector<float> v = w.floats(), t(v.size());
   const int64_t rows = w.dims[0], cols = w.dims[1];
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) t[c * rows + r] = v[r * cols + c];
-  return float_tensor({cols, rows}, std::move(t));
+  return float_values("", {cols, rows}, t);
 }
 
 // The index of the constant operand of a two-input node, or -1.
@@ -88,7 +80,7 @@ std::optional<Projection> projection(const GraphPattern &g, const std::string &y
     std::optional<HostTensor> w = g.constant(gemm->input(1));
     if (!w || w->dims.size() != 2) return std::nullopt;
     p.x = gemm->input(0);
-    p.weight = float_tensor(w->dims, w->floats());
+    p.weight = float_values("", w->dims, w->floats());
     if (gemm->input_size() > 2 && !gemm->input(2).empty()) {
       p.bias = g.constant(gemm->input(2));
       if (!p.bias) return std::nullopt;
@@ -98,7 +90,7 @@ std::optional<Projection> projection(const GraphPattern &g, const std::string &y
   }
   if (p.bias) {
     if (p.bias->dims.size() != 1 || p.bias->dims[0] != p.weight.dims[0]) return std::nullopt;
-    p.bias = float_tensor(p.bias->dims, p.bias->floats());
+    p.bias = float_values("", p.bias->dims, p.bias->floats());
   }
   return p;
 }

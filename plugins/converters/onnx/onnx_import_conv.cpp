@@ -57,6 +57,8 @@ void conv(Importer &im) {
   im.check_attrs({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
   im.check_outputs(1);
   const Value &x = image_input(im);
+  const std::vector<int64_t> &w_dims = im.constant_input(1, "the weight").dims;
+  std::optional<Int8Layer> int8 = int8_layer(im, 0, 1, 0, w_dims.empty() ? 0 : w_dims[0]);
   HostTensor w = im.take_constant(1, "the weight");
   if (w.dims.size() != 4) im.unsupported("only 2-D convolutions are supported; the weight has ", w.dims.size(), " dims");
   std::vector<int64_t> kernel = im.attr_ints("kernel_shape", {w.dims[2], w.dims[3]});
@@ -68,13 +70,20 @@ void conv(Importer &im) {
                 {"padding", win.pads}, {"groups", group}, {"bias", im.has_input(2)}, {"init", "zeros"}};
   int64_t filters = w.dims[0];
   std::vector<std::pair<std::string, HostTensor>> params;
-  params.emplace_back("weight", std::move(w));
+  if (int8) {
+    // A QDQ convolution (onnx_import_quantize.cpp): nnrt's int8 conv2d with its integer weights.
+    attrs["int8"] = int8->config;
+    params.emplace_back("weight_scale", float_values(w.name + ".scale", {filters}, int8->scales));
+    params.emplace_back("weight", float_values(w.name, w.dims, int8->weight));
+  } else {
+    params.emplace_back("weight", std::move(w));
+  }
   if (im.has_input(2)) {
     HostTensor b = im.take_constant(2, "the bias");
     if (b.numel() != filters) im.corrupt("the bias has ", b.numel(), " values for ", filters, " filters");
     params.emplace_back("bias", std::move(b));
   }
-  im.emit("conv2d", attrs, {im.node().input(0)}, std::move(params), im.node().output(0));
+  im.emit("conv2d", attrs, {int8 ? int8->input : im.node().input(0)}, std::move(params), im.node().output(0));
 }
 
 }  // namespace

@@ -9,14 +9,6 @@ namespace nnrt::io::onnx_format {
 
 namespace {
 
-HostTensor float_tensor(const std::string &name, std::vector<int64_t> dims, const std::vector<float> &values) {
-  HostTensor t;
-  t.name = name;
-  t.elem_type = onnx::TensorProto::FLOAT;
-  t.dims = std::move(dims);
-  t.bytes.assign(reinterpret_cast<const char *>(values.data()), values.size() * sizeof(float));
-  return t;
-}
 
 void binary(Importer &im, const char *op) {
   im.check_attrs({});
@@ -187,7 +179,17 @@ void dense(Importer &im, HostTensor b, bool trans_b, double alpha, const HostTen
   int64_t k = trans_b ? b.dims[1] : b.dims[0], n = trans_b ? b.dims[0] : b.dims[1];
   if (k != x.shape[0]) im.shape_mismatch("the weight ", to_string(Shape::of(b.dims)), " does not fit inputs of ", x.shape[0], " features");
   std::vector<std::pair<std::string, HostTensor>> params;
-  if (trans_b && alpha == 1 && b.elem_type == onnx::TensorProto::FLOAT) {
+  Json attrs = {{"units", n}, {"bias", c != nullptr}, {"init", "zeros"}};
+  std::string input = im.node().input(0);
+  if (std::optional<Int8Layer> int8 = int8_layer(im, 0, 1, trans_b ? 0 : 1, n)) {
+    input = int8->input;
+    // A QDQ Gemm or MatMul (onnx_import_quantize.cpp): nnrt's int8 dense with its integer weights.
+    attrs["int8"] = int8->config;
+    std::vector<float> w = trans_b ? int8->weight : transposed(int8->weight, k, n, 1);
+    for (float &s : int8->scales) s *= static_cast<float>(alpha);
+    params.emplace_back("weight", float_values(b.name, {n, k}, w));
+    params.emplace_back("weight_scale", float_values(b.name + ".scale", {n}, int8->scales));
+  } else if (trans_b && alpha == 1 && b.elem_type == onnx::TensorProto::FLOAT) {
     b.dims = {n, k};
     params.emplace_back("weight", std::move(b));  // already nnrt's [units, inputs] layout
   } else {
@@ -196,7 +198,7 @@ void dense(Importer &im, HostTensor b, bool trans_b, double alpha, const HostTen
     if (!trans_b) w = transposed(w, k, n, static_cast<float>(alpha));
     else
       for (float &v : w) v *= static_cast<float>(alpha);
-    params.emplace_back("weight", float_tensor(b.name, {n, k}, w));
+    params.emplace_back("weight", float_values(b.name, {n, k}, w));
   }
   if (c) {
     // The bias must be the same for every example: [], [1], [N] or [1, N] (maybe [1, 1]).
@@ -206,10 +208,9 @@ void dense(Importer &im, HostTensor b, bool trans_b, double alpha, const HostTen
     std::vector<float> bias = c->floats();
     if (single) bias.assign(static_cast<size_t>(n), bias[0]);
     for (float &v : bias) v *= static_cast<float>(beta);
-    params.push_back({"bias", float_tensor(c->name, {n}, bias)});
+    params.push_back({"bias", float_values(c->name, {n}, bias)});
   }
-  im.emit("dense", {{"units", n}, {"bias", c != nullptr}, {"init", "zeros"}}, {im.node().input(0)}, std::move(params),
-          im.node().output(0));
+  im.emit("dense", attrs, {input}, std::move(params), im.node().output(0));
 }
 
 void gemm(Importer &im) {

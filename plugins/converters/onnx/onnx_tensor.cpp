@@ -150,6 +150,15 @@ static std::vector<T> convert(const HostTensor &h) {
 }
 
 std::vector<float> HostTensor::floats() const { return convert<float>(*this); }
+
+HostTensor float_values(const std::string &name, std::vector<int64_t> dims, const std::vector<float> &values) {
+  HostTensor t;
+  t.name = name;
+  t.elem_type = TensorProto::FLOAT;
+  t.dims = std::move(dims);
+  t.bytes.assign(reinterpret_cast<const char *>(values.data()), values.size() * sizeof(float));
+  return t;
+}
 std::vector<int64_t> HostTensor::ints() const { return convert<int64_t>(*this); }
 
 HostTensor read_tensor(TensorProto &t, const std::string &model_dir, const std::string &where) {

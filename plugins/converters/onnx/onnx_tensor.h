@@ -42,6 +42,9 @@ const char *element_type_name(int32_t elem_type);
 // types nnrt does not read; NNRT_ERR_IO when an external file cannot be read.
 HostTensor read_tensor(onnx::TensorProto &t, const std::string &model_dir, const std::string &where);
 
+// A FLOAT HostTensor holding `values`.
+HostTensor float_values(const std::string &name, std::vector<int64_t> dims, const std::vector<float> &values);
+
 // A FLOAT (or INT64) TensorProto holding `values` with raw data.
 void write_tensor(onnx::TensorProto &t, const std::string &name, const std::vector<int64_t> &dims,
                   const std::vector<float> &values);

@@ -1,11 +1,13 @@
 // conv2d: a 2-D convolution over [C, H, W] examples (NCHW batches), with stride, padding ("same",
 // "valid", one int, [h, w] or [top, left, bottom, right]), dilation, groups and a fused activation
 // ("activation", as the activation layer's, relu6 included).
-// Weight [filters, C / groups, kh, kw] as PyTorch's nn.Conv2d.
+// Weight [filters, C / groups, kh, kw] as PyTorch's nn.Conv2d. With an "int8" object
+// (nnrt_model_quantize) the weight is I8 and the convolution integer (int8_weights.h).
 #include "core/checked_math.h"
 #include "model/activation.h"
 #include "model/layer.h"
 #include "model/layers/conv_window.h"
+#include "model/layers/int8_weights.h"
 
 namespace nnrt::model {
 namespace {
@@ -19,6 +21,7 @@ class Conv2dLayer : public Layer {
   Activation activation;
   Init init;
   bool bias = true;
+  std::optional<Int8Layer> int8;
 
   Shape build(const std::vector<Shape> &inputs) override {
     if (inputs.size() != 1) shape_error("takes one input, got ", inputs.size());
@@ -49,8 +52,12 @@ class Conv2dLayer : public Layer {
   Shape weight_shape() const { return Shape{filters, in_channels / p.groups, kernel[0], kernel[1]}; }
 
   std::vector<ParamSpec> param_specs() const override {
-    return conv_param_specs(weight_shape(), filters, in_channels / p.groups, filters, init, bias);
+    std::vector<ParamSpec> specs = conv_param_specs(weight_shape(), filters, in_channels / p.groups, filters, init, bias);
+    if (int8) int8->adapt(specs, filters);
+    return specs;
   }
+
+  std::string why_not_trainable() const override { return int8 ? kInt8NotTrainable : ""; }
 
   Array forward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, Saved &saved) const override {
     const Array *b = bias ? &params[1] : nullptr;
@@ -64,6 +71,17 @@ class Conv2dLayer : public Layer {
     // backward passes have never run on one.
     ops::Conv2dParams q = p;
     q.channels_last = !pass.training || pass.ctx.device()->host_memory();
+    if (int8) {
+      const bool fuse = activation.fusable_forward();
+      if (fuse) {
+        q.fused = activation.fused_alg();
+        q.alpha = activation.alpha;
+        q.beta = activation.beta;
+      }
+      Array y = ops::conv2d_int8(pass.ctx, int8->quantized_input(pass.ctx, in[0]), int8->input, params[0],
+                                 params.back(), b, int8->weights_7bit(), q);
+      return as_dtype(pass.ctx, fuse ? y : activation.forward(pass.ctx, y), pass.dtype);  // the pass's float type
+    }
     // Where nothing back-propagates, any elementwise activation runs as the convolution's post-op
     // (relu6, whose gradient needs the input, included): one pass over the output instead of two.
     if (activation.fusable() || (!pass.training && activation.fusable_forward())) {
@@ -80,6 +98,7 @@ class Conv2dLayer : public Layer {
   void backward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, const Array &out,
                 const Saved &saved, const Array &dout, std::vector<Array> &din, std::vector<Array> &dparams) const override {
     Context &ctx = pass.ctx;
+    if (int8) fail(NNRT_ERR_UNSUPPORTED, where(), ": ", kInt8NotTrainable);
     Array dz = activation.backward(ctx, dout, activation.fusable() ? Array() : saved.arrays[0], out);
     if (pass.needs_input_grad(0)) din[0] = ops::conv2d_backward_data(ctx, dz, params[0], in[0].shape(), p);
     auto grads = ops::conv2d_backward_weights(ctx, in[0], dz, params[0].shape(), bias, p);
@@ -101,6 +120,7 @@ std::unique_ptr<Layer> make_conv2d(JsonReader &config) {
   l->activation = read_activation(config, "activation", "identity");
   l->init = read_init(config, "init", Init{Init::kXavier});
   l->bias = config.get_bool("bias", true);
+  l->int8 = read_int8_layer(config);
   return l;
 }
 

@@ -1,9 +1,11 @@
 // dense: y = activation(x W^T + b), with x flattened per example; or, with "flatten": false, applied
 // to the last dim of each example ([..., in] -> [..., units]: each token of a sequence alike, as
 // PyTorch's nn.Linear on a [N, T, in] input). Weight [units, in] as PyTorch's nn.Linear.
-// Activations that can be back-propagated from the output run fused with the matmul.
+// Activations that can be back-propagated from the output run fused with the matmul. With an
+// "int8" object (nnrt_model_quantize) the weight is I8 and the product integer (int8_weights.h).
 #include "model/activation.h"
 #include "model/layer.h"
+#include "model/layers/int8_weights.h"
 
 namespace nnrt::model {
 namespace {
@@ -14,6 +16,7 @@ class DenseLayer : public Layer {
   Activation activation;
   Init init;
   bool bias = true, flatten = true;
+  std::optional<Int8Layer> int8;
 
   Shape build(const std::vector<Shape> &inputs) override {
     if (inputs.size() != 1) shape_error("takes one input, got ", inputs.size());
@@ -31,8 +34,11 @@ class DenseLayer : public Layer {
   std::vector<ParamSpec> param_specs() const override {
     std::vector<ParamSpec> p = {{"weight", Shape{units, in_features}, init, in_features, units}};
     if (bias) p.push_back({"bias", Shape{units}, Init{}, in_features, units});
+    if (int8) int8->adapt(p, units);
     return p;
   }
+
+  std::string why_not_trainable() const override { return int8 ? kInt8NotTrainable : ""; }
 
   Array forward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, Saved &saved) const override {
     Context &ctx = pass.ctx;
@@ -40,6 +46,14 @@ class DenseLayer : public Layer {
     Array x = ops::reshape(ctx, in[0], {-1, in_features});
     Array wt = ops::transpose(params[0], {1, 0});
     const Array *b = bias ? &params[1] : nullptr;
+    if (int8) {
+      // Every elementwise activation runs fused: nothing back-propagates through a quantized layer.
+      const bool fuse = activation.fusable_forward();
+      Array y = ops::matmul_int8(ctx, int8->quantized_input(ctx, x), int8->input, wt, params.back(), b,
+                                 int8->weights_7bit(), fuse ? activation.fused_alg() : NNRT_UNARY_NONE, activation.alpha);
+      // In the pass's float type, as the float layer's output (f32 unless the context computes in bf16 or f16).
+      return output_shaped(ctx, as_dtype(ctx, fuse ? y : activation.forward(ctx, y), pass.dtype), in[0]);
+    }
     if (activation.fusable()) {
       saved.arrays = {x};
       return output_shaped(ctx, ops::matmul(ctx, x, wt, b, activation.fused_alg(), activation.alpha), in[0]);
@@ -57,6 +71,7 @@ class DenseLayer : public Layer {
   void backward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, const Array &out,
                 const Saved &saved, const Array &dout, std::vector<Array> &din, std::vector<Array> &dparams) const override {
     Context &ctx = pass.ctx;
+    if (int8) fail(NNRT_ERR_UNSUPPORTED, where(), ": ", kInt8NotTrainable);
     const Array &x = saved.arrays[0];
     Array dz = activation.backward(ctx, ops::reshape(ctx, dout, {-1, units}), activation.fusable() ? Array() : saved.arrays[1],
                                    ops::reshape(ctx, out, {-1, units}));
@@ -84,6 +99,7 @@ std::unique_ptr<Layer> make_dense(JsonReader &config) {
   l->init = read_init(config, "init", Init{Init::kXavier});
   l->bias = config.get_bool("bias", true);
   l->flatten = config.get_bool("flatten", true);
+  l->int8 = read_int8_layer(config);
   return l;
 }
 

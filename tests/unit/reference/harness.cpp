@@ -38,6 +38,7 @@ void write_value(unsigned char *p, int32_t dtype, double v) {
     case NNRT_DTYPE_I32: { int32_t i = static_cast<int32_t>(v); memcpy(p, &i, 4); break; }
     case NNRT_DTYPE_I64: { int64_t i = static_cast<int64_t>(v); memcpy(p, &i, 8); break; }
     case NNRT_DTYPE_U8: *p = static_cast<unsigned char>(static_cast<int>(v)); break;
+    case NNRT_DTYPE_I8: *p = static_cast<unsigned char>(static_cast<int8_t>(static_cast<int>(v))); break;
     case NNRT_DTYPE_BOOL: *p = v != 0; break;
   }
 }
@@ -50,6 +51,7 @@ double read_value(const unsigned char *p, int32_t dtype) {
     case NNRT_DTYPE_BF16: { uint16_t h; memcpy(&h, p, 2); return kernels::bf16_to_f32(h); }
     case NNRT_DTYPE_I32: { int32_t i; memcpy(&i, p, 4); return i; }
     case NNRT_DTYPE_I64: { int64_t i; memcpy(&i, p, 8); return static_cast<double>(i); }
+    case NNRT_DTYPE_I8: return static_cast<int8_t>(*p);
     default: return *p;
   }
 }

@@ -45,6 +45,6 @@ fn status_names_and_dtype_sizes_come_from_the_library() {
     }
     assert_eq!(Status::from_raw(0), None);
     let sizes: Vec<usize> = DType::ALL.iter().map(|t| t.size()).collect();
-    assert_eq!(sizes, [4, 8, 2, 2, 4, 8, 1, 1]);
+    assert_eq!(sizes, [4, 8, 2, 2, 4, 8, 1, 1, 1]);
     assert_eq!(DType::from_raw(99), None);
 }

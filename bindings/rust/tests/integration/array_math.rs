@@ -31,6 +31,7 @@ fn every_dtype_round_trips() {
     check(&ctx, &shape, &[1i32, -2, i32::MAX, i32::MIN, 0, 7]);
     check(&ctx, &shape, &[1i64, -2, i64::MAX, i64::MIN, 0, 7]);
     check(&ctx, &shape, &[0u8, 1, 127, 128, 255, 9]);
+    check(&ctx, &shape, &[0i8, -1, 127, -128, 63, -63]);
     check(&ctx, &shape, &[true, false, true, true, false, false]);
 }
 
