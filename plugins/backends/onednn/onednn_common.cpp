@@ -316,8 +316,9 @@ Bridge Bridge::to_user(const md &inner, const md &user, WorkspaceLayout &layout,
   return b;
 }
 
-dnnl::memory Bridge::in(const Run &r, int input_index) const {
-  dnnl::memory user = r.input(user_, input_index);
+dnnl::memory Bridge::in(const Run &r, int input_index) const { return in_memory(r, r.input(user_, input_index)); }
+
+dnnl::memory Bridge::in_memory(const Run &r, const dnnl::memory &user) const {
   if (!needed_) return user;
   dnnl::memory inner = r.buffer(inner_, slot_);
   r.execute(reorder_, {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, inner}});

@@ -292,6 +292,8 @@ class Bridge {
   const md &inner() const { return inner_; }
   // For an input: runs the reorder if needed and returns the memory the primitive reads.
   dnnl::memory in(const Run &r, int input_index) const;
+  // The same for an input the op prepared itself (`user`, in the user's layout).
+  dnnl::memory in_memory(const Run &r, const dnnl::memory &user) const;
   // For an input that needs a reorder: runs it into `to` (memory in inner()'s layout) instead.
   void in_to(const Run &r, int input_index, const dnnl::memory &to) const;
   // For an output: the memory the primitive writes; finish() then reorders it to the user's.

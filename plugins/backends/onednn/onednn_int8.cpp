@@ -172,7 +172,7 @@ class ConvInt8Op : public Op {
       if (!is_reference_impl(any)) pd = any;
     }
     if (shift_) {
-      require(pd.src_desc() == x_user, "conv2d_int8: an s8 input without VNNI in a layout oneDNN would reorder");
+      x_shifted_ = x_user;
       shifted_slot_ = layout.add_buffer(x_user.get_size());
     }
     x_inner_ = pd.src_desc();
@@ -198,7 +198,8 @@ class ConvInt8Op : public Op {
     combined_scales(r.args(), desc_.inputs[2], desc_.attrs.scale, combined);
     dnnl::memory w = w_.needed() ? kept_w_->get(r, 1, w_)->memory : w_.in(r, 1);
     dnnl::memory y = y_.out(r, 0);
-    ExecArgs args{{DNNL_ARG_SRC, shift_ ? shifted_input(r) : x_.in(r, 0)}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, y}};
+    ExecArgs args{{DNNL_ARG_SRC, shift_ ? x_.in_memory(r, shifted_input(r)) : x_.in(r, 0)}, {DNNL_ARG_WEIGHTS, w},
+                  {DNNL_ARG_DST, y}};
     if (has_bias_) args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, r.input(bias_, 3));
     if (zero_point_ != 0) args.emplace(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_point_memory(r, zero_point_slot_, zero_point_));
 #if DNNL_VERSION_MAJOR >= 3
@@ -227,12 +228,12 @@ class ConvInt8Op : public Op {
                                               g_.dilates, g_.pad_l, g_.pad_r);
   }
 
-  // The s8 input as u8 with 128 added, in the workspace (every byte of its span).
+  // The s8 input as u8 with 128 added, in its own layout, in the workspace (every byte of its span).
   dnnl::memory shifted_input(const Run &r) const {
-    dnnl::memory x = r.buffer(x_inner_, shifted_slot_);
+    dnnl::memory x = r.buffer(x_shifted_, shifted_slot_);
     const auto *from = static_cast<const uint8_t *>(r.args().inputs[0]);
     auto *to = static_cast<uint8_t *>(x.get_data_handle());
-    for (size_t i = 0, n = x_inner_.get_size(); i < n; ++i) to[i] = from[i] ^ 0x80u;
+    for (size_t i = 0, n = x_shifted_.get_size(); i < n; ++i) to[i] = from[i] ^ 0x80u;
     return x;
   }
 
@@ -270,7 +271,7 @@ class ConvInt8Op : public Op {
   ConvGeometry g_;
   bool has_bias_ = false, shift_ = false;
   int32_t zero_point_ = 0;  // the input's, raised by 128 when shifted
-  md bias_, x_inner_, y_inner_;
+  md bias_, x_inner_, y_inner_, x_shifted_;
   int scales_slot_ = -1, zero_point_slot_ = -1, shifted_slot_ = -1;
   Bridge x_, w_, y_;
   std::unique_ptr<KeptInput> kept_w_;

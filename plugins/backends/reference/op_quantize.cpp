@@ -1,9 +1,7 @@
 // NNRT_OP_QUANTIZE: y = saturate(round_half_to_even(x / scale) + zero_point) into U8 or I8, NaN to
-// the zero point, over any strides. The division is done in double, as the header's formula says,
-// so that every backend can match it exactly.
-#include <cmath>
-
+// the zero point, over any strides (nnrt/kernels/quantize.h).
 #include "elementwise.h"
+#include "nnrt/kernels/quantize.h"
 #include "op_kernel.h"
 #include "quantized_common.h"
 
@@ -30,12 +28,8 @@ class QuantizeKernel final : public OpKernel {
     parallel_for(exec_, loop_.count, kCheapGrain, [&](int64_t begin, int64_t end) {
       for_each_run(loop_, begin, end, [&](const int64_t *o, int64_t n) {
         const int64_t sy = loop_.inner_stride(0), sx = loop_.inner_stride(1);
-        for (int64_t i = 0; i < n; ++i) {
-          const double v = static_cast<double>(x[o[1] + i * sx]);
-          double q = std::nearbyint(v / scale_) + zero_point_;  // the default rounding: half to even
-          if (!(q == q)) q = zero_point_;
-          y[o[0] + i * sy] = static_cast<Q>(q < lo ? lo : (q > hi ? hi : q));
-        }
+        for (int64_t i = 0; i < n; ++i)
+          y[o[0] + i * sy] = static_cast<Q>(kernels::quantize_value(x[o[1] + i * sx], scale_, zero_point_, lo, hi));
       });
     });
   }
