@@ -2,7 +2,9 @@
 // for each layer to quantize, the smallest and largest value its input took; that range fixes the
 // input's 8-bit scale (U8 over [0, max] when it never went negative, else I8 symmetric over
 // [-max|x|, max|x|]). Weights are quantized per output unit, symmetrically, to [-63, 63] or
-// [-127, 127] (int8_weights.h says why 7 bits is the default).
+// [-127, 127] (nnrt.h, nnrt_model_quantize, says why 7 bits is the default). Calibration keeps every
+// activation of one batch at a time (a forward pass as training runs it), which bounds its memory
+// by "batch_size".
 #include "model/quantize.h"
 
 #include <algorithm>

@@ -35,7 +35,7 @@ struct Int8Layer {
 std::optional<Int8Layer> read_int8_layer(JsonReader &config);
 
 // Layer::why_not_trainable of a quantized layer.
-inline const char *kInt8NotTrainable =
+inline constexpr const char *kInt8NotTrainable =
     "it is quantized to int8 (nnrt_model_quantize), which runs inference only: train the float model and quantize it again";
 
 }  // namespace nnrt::model
