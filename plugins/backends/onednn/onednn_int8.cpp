@@ -206,7 +206,7 @@ class ConvInt8Op : public Op {
     args.emplace(kScalesArg, scales);
     r.execute(conv_, std::move(args));
 #else
-    r.execute(primitive_for(std::vector<float>(combined, combined + g_.y_dims[1]))->conv, std::move(args));
+    r.execute(primitive_for(combined)->conv, std::move(args));
 #endif
     y_.finish(r, y, 0);
   }
@@ -243,15 +243,18 @@ class ConvInt8Op : public Op {
     dnnl::convolution_forward conv;
   };
 
-  std::shared_ptr<const Made> primitive_for(const std::vector<float> &scales) const {
+  // The primitive for the g_.y_dims[1] scales at `scales`: compared in place on every run, copied
+  // only when a primitive is made for them.
+  std::shared_ptr<const Made> primitive_for(const float *scales) const {
+    const size_t n = static_cast<size_t>(g_.y_dims[1]);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (const auto &m : made_)
-        if (m->scales == scales) return m;
+        if (std::memcmp(m->scales.data(), scales, n * sizeof(float)) == 0) return m;
     }
     auto m = std::make_shared<Made>();
-    m->scales = scales;
-    dnnl::convolution_forward::primitive_desc pd = make(scales, x_inner_, y_inner_);
+    m->scales.assign(scales, scales + n);
+    dnnl::convolution_forward::primitive_desc pd = make(m->scales, x_inner_, y_inner_);
     if (pd.weights_desc() != w_.inner() || pd.scratchpad_desc().get_size() > layout.scratchpad_bytes())
       throw Unsupported{"conv2d_int8: oneDNN chose other layouts for other scales"};
     m->conv = dnnl::convolution_forward(pd);
