@@ -1,9 +1,11 @@
-// The MPI communicator's collectives, run by tests/distributed/mpirun.sh under `mpirun -np 2`:
-// all-reduce sums of 0, 1, an odd count and 10^6 elements in f32, f16 and bf16 (in place, blocking
-// and in flight together), broadcast, all-gather, barrier, and bad arguments refused with
+// A communicator's collectives, over the plugin NNRT_TEST_COMM names ("mpi" by default, run by
+// tests/distributed/mpirun.sh under `mpirun -np 2`; "gloo", run by gloo_launch.sh): all-reduce sums
+// of 0, 1, an odd count and 10^6 elements in f32, f16 and bf16 (in place, blocking and in flight
+// together), broadcast, all-gather, barrier, and bad arguments refused with
 // NNRT_ERR_INVALID_ARGUMENT. Every rank prints "rank R ok" when all its checks pass.
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -86,9 +88,10 @@ void check_allreduce(Communicator &c, size_t count, nnrt_dtype t, bool in_flight
 
 int main() {
   try {
-    auto c = Communicator::open("mpi", "{}", 30);
+    const char *comm = std::getenv("NNRT_TEST_COMM");
+    auto c = Communicator::open(comm ? comm : "mpi", "{}", 30);
     std::printf("rank %d of %d (local rank %d), %s\n", c->rank(), c->size(), c->local_rank(), c->engine_version());
-    expect(c->size() >= 2, "expected at least 2 ranks (run under mpirun -np 2)");
+    expect(c->size() >= 2, "expected at least 2 ranks (run under mpirun.sh or gloo_launch.sh)");
     for (nnrt_dtype t : {NNRT_DTYPE_F32, NNRT_DTYPE_F16, NNRT_DTYPE_BF16}) {
       for (size_t count : {size_t(0), size_t(1), size_t(1001), size_t(1000000)}) {
         check_allreduce(*c, count, t, false);

@@ -2,7 +2,8 @@
 ** nnrt_context_describe lists each libnnrt-comm-*.so with whether it loaded (and, for the two broken
 ** test plugins, why not); a trainer asking for
 ** a missing communicator fails with NNRT_ERR_BACKEND saying where it looked; the NCCL plugin loads
-** and, without a GPU, refuses to start with a clear reason.
+** and, without a GPU, refuses to start with a clear reason; the Gloo plugin, outside its launcher,
+** names the environment variable it missed.
 **   test_comm_plugins <plugin names expected to load, e.g. mpi nccl> */
 #include <stdio.h>
 #include <string.h>
@@ -52,6 +53,11 @@ int main(int argc, char **argv) {
   CHECK_STATUS(nnrt_trainer_create(m, "{\"distributed\": {\"compression\": \"fp8\"}}", &t), NNRT_ERR_INVALID_ARGUMENT,
                "expected \"none\", \"f16\" or \"bf16\"");
   for (i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "gloo") == 0) {
+      /* Not started by gloo_launch.sh: the plugin says which variable it expected. */
+      CHECK_STATUS(nnrt_trainer_create(m, "{\"distributed\": {\"comm\": \"gloo\"}}", &t), NNRT_ERR_BACKEND,
+                   "NNRT_GLOO_RANK is not set: the gloo communicator needs NNRT_GLOO_RANK, NNRT_GLOO_SIZE and");
+    }
     if (strcmp(argv[i], "nccl") == 0) {
       /* Without a GPU (as here): a status and the reason; with one, this machine runs it. */
       nnrt_status s = nnrt_trainer_create(m, "{\"distributed\": {\"comm\": \"nccl\"}}", &t);

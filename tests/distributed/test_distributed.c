@@ -1,5 +1,6 @@
-/* Distributed training over the MPI communicator, run by mpirun.sh under `mpirun -np 2`. Every rank
-** runs the same scenario (argv[1]) and prints "rank R ok" when its checks pass:
+/* Distributed training over the communicator NNRT_TEST_COMM names ("mpi" by default, run by
+** mpirun.sh under `mpirun -np 2`; "gloo", run by gloo_launch.sh). Every rank runs the same scenario
+** (argv[1]) and prints "rank R ok" when its checks pass:
 **   equivalence     2 ranks x batch 8 train as 1 process x batch 16 (SGD, momentum, Adam; 5 steps),
 **                   2 ranks x 2 workers x batch 4 too, and "average" every step matches "allreduce"
 **                   for plain SGD; the result names the rank and world size.
@@ -11,6 +12,8 @@
 **   kill            the last rank dies mid-epoch (SIGKILL): as hang, every other rank's fit fails
 **                   within the timeout, naming that rank (mpirun.sh runs each rank under
 **                   outlive_killed_rank.sh, so that mpirun does not end them first).
+** The rank and world size come from the launcher's environment: Open MPI's, or NNRT_GLOO_RANK and
+** NNRT_GLOO_SIZE.
 */
 #include <signal.h>
 #include <stdio.h>
@@ -24,6 +27,7 @@
 #include "data_parallel_common.h"
 
 static int32_t rank = -1, world = 0, launched = 0;
+static const char *comm = "mpi"; /* the "comm" of every trainer's "distributed" options */
 
 /* The trainer's rank and world size must be the launcher's. */
 static void check_rank(nnrt_trainer *t) {
@@ -48,12 +52,12 @@ static void equivalence(void) {
     nnrt_model *local, *dist, *dist_workers;
     snprintf(one, sizeof one, "{\"optimizer\": %s, \"batch_size\": 16, \"seed\": 5}", optimizers[k]);
     local = train(data, one, NULL);
-    snprintf(two, sizeof two, "{\"optimizer\": %s, \"batch_size\": 8, \"seed\": 5, \"distributed\": {\"comm\": \"mpi\"}}",
-             optimizers[k]);
+    snprintf(two, sizeof two, "{\"optimizer\": %s, \"batch_size\": 8, \"seed\": 5, \"distributed\": {\"comm\": \"%s\"}}",
+             optimizers[k], comm);
     dist = train(data, two, NULL);
     snprintf(two, sizeof two,
-             "{\"optimizer\": %s, \"batch_size\": 4, \"seed\": 5, \"workers\": 2, \"distributed\": {\"comm\": \"mpi\"}}",
-             optimizers[k]);
+             "{\"optimizer\": %s, \"batch_size\": 4, \"seed\": 5, \"workers\": 2, \"distributed\": {\"comm\": \"%s\"}}",
+             optimizers[k], comm);
     dist_workers = train(data, two, NULL);
     printf("rank %d: %s: 2 ranks x 8 vs 1 x 16: %.3g relative; 2 ranks x 2 workers x 4: %.3g\n", rank, optimizers[k],
            max_relative_difference(local, dist), max_relative_difference(local, dist_workers));
@@ -65,10 +69,11 @@ static void equivalence(void) {
   }
   {
     nnrt_model *local = train(data, "{\"optimizer\": {\"type\": \"sgd\", \"learning_rate\": 0.1}, \"batch_size\": 16, \"seed\": 5}", NULL);
-    nnrt_model *avg = train(data,
-                            "{\"optimizer\": {\"type\": \"sgd\", \"learning_rate\": 0.1}, \"batch_size\": 8, \"seed\": 5,"
-                            " \"mode\": \"average\", \"distributed\": {\"comm\": \"mpi\"}}",
-                            NULL);
+    nnrt_model *avg;
+    snprintf(two, sizeof two,
+             "{\"optimizer\": {\"type\": \"sgd\", \"learning_rate\": 0.1}, \"batch_size\": 8, \"seed\": 5,"
+             " \"mode\": \"average\", \"distributed\": {\"comm\": \"%s\"}}", comm);
+    avg = train(data, two, NULL);
     printf("rank %d: average@1 over 2 ranks vs allreduce: %.3g relative\n", rank, max_relative_difference(local, avg));
     CHECK(max_relative_difference(local, avg) <= 1e-5);
     nnrt_model_release(local);
@@ -84,12 +89,12 @@ static void equivalence(void) {
     snprintf(one, sizeof one, "{\"optimizer\": %s, \"batch_size\": 16, \"seed\": 5}", adam);
     local = train(odd, one, NULL);
     snprintf(two, sizeof two,
-             "{\"optimizer\": %s, \"batch_size\": 8, \"seed\": 5, \"distributed\": {\"comm\": \"mpi\","
-             " \"bucket_mib\": 0.0001}}", adam);
+             "{\"optimizer\": %s, \"batch_size\": 8, \"seed\": 5, \"distributed\": {\"comm\": \"%s\","
+             " \"bucket_mib\": 0.0001}}", adam, comm);
     dist = train(odd, two, NULL);
     snprintf(two, sizeof two,
-             "{\"optimizer\": %s, \"batch_size\": 4, \"seed\": 5, \"workers\": 2, \"distributed\": {\"comm\": \"mpi\","
-             " \"bucket_mib\": 0.0001}}", adam);
+             "{\"optimizer\": %s, \"batch_size\": 4, \"seed\": 5, \"workers\": 2, \"distributed\": {\"comm\": \"%s\","
+             " \"bucket_mib\": 0.0001}}", adam, comm);
     dist_workers = train(odd, two, NULL);
     printf("rank %d: 100-byte buckets, odd batch count: %.3g relative; with 2 workers: %.3g\n", rank,
            max_relative_difference(local, dist), max_relative_difference(local, dist_workers));
@@ -101,7 +106,8 @@ static void equivalence(void) {
     nnrt_dataset_release(odd);
   }
   CHECK_OK(nnrt_model_create(ctx, convnet, &m));
-  CHECK_OK(nnrt_trainer_create(m, "{\"distributed\": {\"comm\": \"mpi\", \"compression\": \"bf16\"}}", &probe));
+  snprintf(two, sizeof two, "{\"distributed\": {\"comm\": \"%s\", \"compression\": \"bf16\"}}", comm);
+  CHECK_OK(nnrt_trainer_create(m, two, &probe));
   if (probe) {
     check_rank(probe);
     CHECK_OK(nnrt_trainer_fit(probe, data, NULL, 1));
@@ -118,8 +124,8 @@ static void mismatch(void) {
   nnrt_trainer *t = NULL;
   int32_t me = rank;
   char opts[256];
-  snprintf(opts, sizeof opts, "{\"optimizer\": {\"type\": \"sgd\", \"learning_rate\": %s}, \"distributed\": {\"comm\": \"mpi\"}}",
-           me == 1 ? "0.2" : "0.1");
+  snprintf(opts, sizeof opts, "{\"optimizer\": {\"type\": \"sgd\", \"learning_rate\": %s}, \"distributed\": {\"comm\": \"%s\"}}",
+           me == 1 ? "0.2" : "0.1", comm);
   CHECK_OK(nnrt_model_create(ctx, convnet, &m));
   CHECK_STATUS(nnrt_trainer_create(m, opts, &t), NNRT_ERR_INVALID_ARGUMENT, "differ between ranks: rank(s) 1");
   printf("rank %d: %s\n", me, nnrt_last_error());
@@ -128,7 +134,7 @@ static void mismatch(void) {
 }
 
 static void early_stopping(const char *base) {
-  char dir[512], result[4096];
+  char dir[512], result[4096], opts[512];
   size_t len = 0;
   nnrt_model *m = NULL;
   nnrt_trainer *t = NULL;
@@ -140,11 +146,11 @@ static void early_stopping(const char *base) {
   CHECK_OK(nnrt_model_create(ctx, convnet, &m));
   /* A learning rate of 0: no epoch improves on epoch 0, so patience 2 stops after epoch 2. Rank 0
   ** alone has a validation set: its score decides for both. */
-  CHECK_OK(nnrt_trainer_create(m,
-                               "{\"optimizer\": {\"type\": \"sgd\", \"learning_rate\": 0}, \"batch_size\": 8,"
-                               " \"early_stopping\": {\"metric\": \"loss\", \"patience\": 2, \"save_best\": \"best.safetensors\"},"
-                               " \"distributed\": {\"comm\": \"mpi\"}}",
-                               &t));
+  snprintf(opts, sizeof opts,
+           "{\"optimizer\": {\"type\": \"sgd\", \"learning_rate\": 0}, \"batch_size\": 8,"
+           " \"early_stopping\": {\"metric\": \"loss\", \"patience\": 2, \"save_best\": \"best.safetensors\"},"
+           " \"distributed\": {\"comm\": \"%s\"}}", comm);
+  CHECK_OK(nnrt_trainer_create(m, opts, &t));
   if (t) {
     check_rank(t);
     CHECK_OK(nnrt_trainer_fit(t, data, rank == 0 ? data : NULL, 20));
@@ -180,8 +186,10 @@ static void fault(const char *how) {
   nnrt_dataset *data = make_data(400);
   time_t start;
   nnrt_status s;
+  char opts[256];
+  snprintf(opts, sizeof opts, "{\"batch_size\": 8, \"distributed\": {\"comm\": \"%s\", \"timeout_s\": 3}}", comm);
   CHECK_OK(nnrt_model_create(ctx, convnet, &m));
-  CHECK_OK(nnrt_trainer_create(m, "{\"batch_size\": 8, \"distributed\": {\"comm\": \"mpi\", \"timeout_s\": 3}}", &t));
+  CHECK_OK(nnrt_trainer_create(m, opts, &t));
   if (t) {
     check_rank(t);
     CHECK_OK(nnrt_trainer_set_progress(t, misbehave, (void *)how));
@@ -214,10 +222,15 @@ static void fault(const char *how) {
 
 int main(int argc, char **argv) {
   const char *scenario = argc > 1 ? argv[1] : "equivalence";
-  /* Before a trainer exists the rank comes from the launcher's environment (Open MPI's mpirun). */
-  const char *env = getenv("OMPI_COMM_WORLD_RANK");
+  /* Before a trainer exists the rank comes from the launcher's environment (Open MPI's mpirun, or
+  ** gloo_launch.sh's NNRT_GLOO_*). */
+  const char *env = getenv("NNRT_TEST_COMM");
+  int gloo;
+  if (env) comm = env;
+  gloo = strcmp(comm, "gloo") == 0;
+  env = getenv(gloo ? "NNRT_GLOO_RANK" : "OMPI_COMM_WORLD_RANK");
   rank = env ? atoi(env) : 0;
-  env = getenv("OMPI_COMM_WORLD_SIZE");
+  env = getenv(gloo ? "NNRT_GLOO_SIZE" : "OMPI_COMM_WORLD_SIZE");
   launched = env ? atoi(env) : 1;
   CHECK_OK(nnrt_context_create("{\"threads\": 1}", &ctx));
   if (!ctx) return c_test_finish("test_distributed");
