@@ -27,7 +27,7 @@ def installed(tmp_path_factory):
                         "(Debian: python3-pip python3-setuptools python3-wheel python3-venv)")
     root = tmp_path_factory.mktemp("wheel")
     source = root / "src"
-    shutil.copytree(BINDING, source, ignore=shutil.ignore_patterns("tests", "__pycache__", "build", "*.egg-info",
+    shutil.copytree(BINDING, source, ignore=shutil.ignore_patterns("tests", "tests_spark", "__pycache__", "build", "*.egg-info",
                                                                    "lib"))
     env = dict(os.environ, PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w",
@@ -57,6 +57,7 @@ def test_the_wheel_is_pure_python_and_typed(installed):
     assert wheel.name == "nnrt-0.1.0-py3-none-any.whl"
     names = zipfile.ZipFile(wheel).namelist()
     assert "nnrt/__init__.py" in names and "nnrt/py.typed" in names
+    assert "nnrt/spark/__init__.py" in names  # imported only where PySpark is
     assert not any(n.endswith(".so") or "tests/" in n for n in names)
 
 
