@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""LeNet on Fashion-MNIST trained on Apache Spark with nnrt.spark, beside one process training the
+r"""LeNet on Fashion-MNIST trained on Apache Spark with nnrt.spark, beside one process training the
 same model on the same machine: prints each epoch's accuracy and time (and what Spark's own part
 cost), then the accuracy difference and the speed ratio.
 
     # after scripts/setup (PySpark into ~/.cache/nnrt/spark-venv) and the build (README), on a Spark
     # cluster started on this machine (a master and 2 workers of 1 core, loopback only):
     ~/.cache/nnrt/spark-venv/bin/python3 examples/spark_lenet.py --epochs 3
-    # an existing cluster (nnrt and libnnrt installed on every node, Fashion-MNIST on the driver):
-    spark-submit --master spark://host:7077 examples/spark_lenet.py --master '' --workers 4
+    # an existing cluster (the nnrt package and libnnrt on every node, Fashion-MNIST on the driver):
+    spark-submit --master spark://host:7077 --conf spark.executorEnv.PYTHONPATH=$PWD/bindings/python \
+      --conf spark.executorEnv.NNRT_LIB_DIR=$PWD/build examples/spark_lenet.py --master '' --workers 2
 
 The data set is read on the driver from Debian's dataset-fashion-mnist and handed to Spark as a
 DataFrame of (features: 784 raw bytes, label).
@@ -118,7 +119,8 @@ def main() -> None:
     epochs = sum(r["seconds"] for r in trainer.history)
     print(f"Spark, {args.workers} workers x {args.threads_per_worker} thread, {args.mode} every "
           f"{args.averaging_frequency} steps, {args.epochs_per_stage} epochs per stage: accuracy {accuracy:.4f}, "
-          f"{fit_seconds:.1f} s in fit ({epochs:.1f} s in epochs, the rest converting the DataFrame to blocks); "
+          f"{fit_seconds:.1f} s in fit ({epochs:.1f} s in epochs, {trainer.convert_seconds:.1f} s converting the "
+          f"DataFrame to blocks, {sum(r['evaluate_seconds'] for r in trainer.history):.1f} s evaluating); "
           f"cluster start and DataFrame {startup:.1f} s")
     summary = {"spark_accuracy": accuracy, "spark_fit_seconds": fit_seconds,
                "median_epoch_seconds": statistics.median(r["seconds"] for r in trainer.history)}

@@ -134,10 +134,12 @@ class SparkTrainer:
         #: the driver), "train_seconds" (the slowest worker's steps), "overhead_seconds" (the rest:
         #: Spark's task scheduling, moving the blocks and the state, the rendezvous),
         #: "averaging_seconds", "state_bytes", "state_seconds" (saving, moving and restoring the
-        #: state), "stage" (its first epoch, epochs, seconds, the slowest worker's data, rendezvous
+        #: state), "evaluate_seconds" (the driver's validation, not in "seconds"), "stage" (its first epoch, epochs, seconds, the slowest worker's data, rendezvous
         #: and setup seconds, and "failed_attempts": the reasons of the tries that failed), "workers"
         #: (per rank: host, examples, steps, loss, the time of each part).
         self.history: List[Dict[str, Any]] = []
+        #: The last fit's conversion of the data set to cached blocks, in seconds.
+        self.convert_seconds = 0.0
 
     @staticmethod
     def _check_early_stopping(spec: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
@@ -192,10 +194,12 @@ class SparkTrainer:
 
         blocks = blocks_of(data, columns, workers).persist()
         try:
+            t = time.perf_counter()
             try:
                 sizes = blocks.map(lambda b: len(b[1])).collect()
             except Exception as e:
                 raise RuntimeError(f"converting the training set failed: {_spark_reason(e)}") from e
+            self.convert_seconds = time.perf_counter() - t
             plan = self._plan(columns, workers, sizes)
             plan_b = sc.broadcast(plan)
             best: Optional[Tuple[float, bytes]] = None
@@ -298,9 +302,11 @@ class SparkTrainer:
             self._restore(state)
             state_seconds = per_rank[0].pop("state_seconds") + time.perf_counter() - t
             score = None
+            t = time.perf_counter()
             if validation_set is not None:
                 with self._model.evaluate(validation_set) as evaluation:
                     score = evaluation.accuracy
+            evaluate_seconds = time.perf_counter() - t
             examples = sum(r["examples"] for r in per_rank)
             share = seconds / len(states)
             train_seconds = max(r["train_seconds"] for r in per_rank)
@@ -310,7 +316,7 @@ class SparkTrainer:
                 "train_seconds": train_seconds, "overhead_seconds": share - train_seconds,
                 "averaging_seconds": max(r["averaging_seconds"] for r in per_rank),
                 "comm_wait_seconds": max(r["comm_wait_seconds"] for r in ranks),
-                "state_bytes": len(state), "state_seconds": state_seconds,
+                "state_bytes": len(state), "state_seconds": state_seconds, "evaluate_seconds": evaluate_seconds,
                 "stage": {"first_epoch": first, "epochs": epochs, "seconds": seconds, **setup,
                           "failed_attempts": failures},
                 "workers": per_rank,
