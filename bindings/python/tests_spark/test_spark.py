@@ -209,6 +209,36 @@ def test_executor_killed_mid_training(spark):
     assert shares[0][0][0] == shares[0][0][1] * 16 > 3900, shares
 
 
+def test_cancel_stops_a_running_fit(spark):
+    x, y = fashion_mnist("train", 8000)
+    df = image_frame(spark, x, y)
+    trainer = SparkTrainer(LENET, {"optimizer": {"type": "sgd", "learning_rate": 0.05}}, workers=2,
+                           batch_size_per_worker=16, averaging_frequency=2)
+    tracker = spark.sparkContext.statusTracker()
+    after_first = []
+
+    def cancel_in_second_epoch() -> None:
+        while not trainer.history or not tracker.getActiveJobsIds():
+            time.sleep(0.02)
+        after_first.append(trainer.model.parameters())
+        time.sleep(1.5)
+        trainer.cancel()
+
+    canceller = threading.Thread(target=cancel_in_second_epoch, daemon=True)
+    canceller.start()
+    start = time.monotonic()
+    with pytest.raises(nnrt.CancelledError, match="cancelled during epoch 1"):
+        trainer.fit(df, epochs=3, feature_scale=1 / 255)
+    canceller.join(5)
+    assert time.monotonic() - start < 120 and len(trainer.history) == 1
+    for name, value in after_first[0].items():  # the last finished epoch's parameters
+        np.testing.assert_array_equal(trainer.model.parameters()[name], value, err_msg=name)
+    assert spark.sparkContext.getLocalProperty("spark.jobGroup.id") is None
+    # The cancel was spent: the next fit trains.
+    trainer.fit(df, epochs=1, feature_scale=1 / 255)
+    assert len(trainer.history) == 2
+
+
 def test_every_attempt_failing_raises(spark):
     # A worker that cannot train (here: labels outside the model's classes) fails every attempt;
     # fit raises with the executor's reason.

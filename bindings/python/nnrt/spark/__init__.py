@@ -29,7 +29,7 @@ libnnrt. The tasks of a barrier stage run at once: the cluster needs `workers` f
 """
 from __future__ import annotations
 
-import dataclasses
+import contextlib
 import json
 import math
 import os
@@ -49,6 +49,7 @@ import numpy as np
 
 from .._core import dumps
 from ..context import Context
+from ..errors import CancelledError
 from ..model import Model
 from ._blocks import Columns, batch_features, blocks_of, to_block
 from ._worker import Plan, predict_partition, train_stage
@@ -140,6 +141,9 @@ class SparkTrainer:
         self.history: List[Dict[str, Any]] = []
         #: The last fit's conversion of the data set to cached blocks, in seconds.
         self.convert_seconds = 0.0
+        self._job_group = f"nnrt-spark-{uuid.uuid4().hex}"
+        self._cancelled = False
+        self._sc: Any = None
 
     @staticmethod
     def _check_early_stopping(spec: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
@@ -174,6 +178,14 @@ class SparkTrainer:
                 f.write(state)
             self._trainer.restore(path)
 
+    def cancel(self) -> None:
+        """Stops a running fit from another thread: its Spark job is cancelled (the tasks are
+        interrupted) and fit raises nnrt.CancelledError; the model keeps the last finished epoch's
+        parameters. A cancel before fit makes the next fit stop at once."""
+        self._cancelled = True
+        if self._sc is not None:
+            self._sc.cancelJobGroup(self._job_group)
+
     def fit(self, data: Any, epochs: int = 1, *, validation: Any = None, features_col: str = "features",
             label_col: str = "label", feature_scale: float = 1.0, binary_dtype: str = "uint8",
             progress: Optional[ProgressFn] = None) -> Model:
@@ -187,6 +199,7 @@ class SparkTrainer:
         if not isinstance(epochs, int) or epochs < 0:
             raise ValueError(f"epochs: expected an integer >= 0, got {epochs!r}")
         sc = data.rdd.context if hasattr(data, "rdd") else data.context
+        self._sc = sc
         workers = self.workers or sc.defaultParallelism
         input_shape = tuple(self._model.summary()["input"])
         columns = Columns(features_col, label_col, input_shape, binary_dtype, float(feature_scale))
@@ -278,10 +291,17 @@ class SparkTrainer:
             job = blocks.barrier().mapPartitions(lambda it: train_stage(it, plan_b.value, state_b.value, first, epochs))
             failures: List[str] = []
             while True:
+                if self._cancelled:
+                    self._cancelled = False  # one cancel stops one fit
+                    raise CancelledError(f"nnrt.spark: fit cancelled before epoch {first}")
                 try:
-                    ranks = sorted(job.collect(), key=lambda r: r["rank"])
+                    with _job_group(sc, self._job_group):
+                        ranks = sorted(job.collect(), key=lambda r: r["rank"])
                     break
                 except Exception as e:  # Py4J's error: keep the reason, not the Java stack
+                    if self._cancelled:
+                        self._cancelled = False
+                        raise CancelledError(f"nnrt.spark: fit cancelled during epoch {first}") from e
                     failures.append(_spark_reason(e))
                     if len(failures) >= self.max_attempts:
                         raise RuntimeError(f"epoch {first} failed {len(failures)} times (max_attempts="
@@ -322,6 +342,20 @@ class SparkTrainer:
                 "workers": per_rank,
             }, state))
         return out
+
+
+@contextlib.contextmanager
+def _job_group(sc: Any, group: str):
+    """Runs the jobs started inside in Spark job group `group` (so that cancel() can stop them,
+    interrupting their tasks), then gives this thread back the group it had."""
+    keys = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
+    before = {k: sc.getLocalProperty(k) for k in keys}
+    sc.setJobGroup(group, "nnrt.spark fit", interruptOnCancel=True)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            sc.setLocalProperty(k, v)
 
 
 def _spark_reason(e: BaseException) -> str:
