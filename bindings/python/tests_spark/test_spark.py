@@ -155,6 +155,23 @@ def test_spark_predict_matches_local_predictions(spark):
         assert len(first) == 10 and abs(sum(first) - 1) < 1e-4
 
 
+@pytest.mark.parametrize("kind", ["array", "vector"])
+def test_dataframe_columns_of_arrays_and_vectors_repartitioned(spark, kind):
+    # Features as array<double> or ML vectors, labels as doubles (Spark ML's habit), 3 partitions for
+    # 2 workers (repartitioned before the barrier stage).
+    from pyspark.ml.linalg import Vectors
+
+    x, y = blobs(240)
+    make = (lambda v: [float(a) for a in v]) if kind == "array" else (lambda v: Vectors.dense(v))
+    df = spark.createDataFrame([(make(x[i]), float(y[i])) for i in range(len(y))], ["f", "y"]).repartition(3)
+    trainer = SparkTrainer(MLP, {"optimizer": {"type": "adam", "learning_rate": 0.02}}, workers=2,
+                           batch_size_per_worker=8, averaging_frequency=3, mode="allreduce")
+    model = trainer.fit(df, epochs=3, features_col="f", label_col="y", validation=df)
+    assert sum(r["examples"] for r in trainer.history[0]["workers"]) == 240
+    assert trainer.history[-1]["validation_score"] > 0.8
+    assert model.evaluate(x, y).accuracy == pytest.approx(trainer.history[-1]["validation_score"])
+
+
 def test_refusals(spark):
     with pytest.raises(ValueError, match="batch_size_per_worker"):
         SparkTrainer(MLP, {"batch_size": 32})
