@@ -30,7 +30,7 @@ def _feature_array(values: List[Any], columns: Columns) -> np.ndarray:
         return np.zeros((0,) + columns.input_shape, np.float32)
     first = values[0]
     if isinstance(first, (bytes, bytearray, memoryview)):
-        flat = np.frombuffer(b"".join(bytes(v) for v in values), dtype=np.dtype(columns.binary_dtype))
+        flat = np.frombuffer(b"".join(values), dtype=np.dtype(columns.binary_dtype))
     elif hasattr(first, "toArray"):  # pyspark.ml.linalg vectors, dense or sparse
         flat = np.concatenate([np.asarray(v.toArray(), np.float32).ravel() for v in values])
     else:  # array columns (lists) and NumPy arrays

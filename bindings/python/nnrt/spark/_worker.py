@@ -25,7 +25,8 @@ from ._blocks import Columns, batch_features
 # Contexts live as long as the Python worker process, which Spark reuses from task to task: making
 # one loads the backend plugins, which is worth doing once.
 _contexts: Dict[str, Any] = {}
-_models: Dict[str, Any] = {}  # spark_predict's models, by the broadcast's key
+_models: Dict[str, Any] = {}  # spark_predict's models, by the broadcast's key, the newest last
+_KEEP_MODELS = 4  # models a process keeps loaded for spark_predict calls to come
 
 
 def context(options_json: str) -> Any:
@@ -194,6 +195,8 @@ def predict_partition(rows: Iterator[Any], model_key: str, model_bytes: Any, con
             with open(path, "wb") as f:
                 f.write(model_bytes.value)
             model = _models[model_key] = ctx.load_model(path)
+        while len(_models) > _KEEP_MODELS:  # the oldest ones, whose calls are most likely over
+            _models.pop(next(iter(_models))).close()
 
     def flush(chunk: List[Any]) -> Iterator[Tuple[Any, ...]]:
         from ._blocks import to_block
