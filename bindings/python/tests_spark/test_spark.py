@@ -175,6 +175,8 @@ def test_dataframe_columns_of_arrays_and_vectors_repartitioned(spark, kind):
 def test_refusals(spark):
     with pytest.raises(ValueError, match="batch_size_per_worker"):
         SparkTrainer(MLP, {"batch_size": 32})
+    with pytest.raises(ValueError, match="threads_per_worker"):
+        SparkTrainer(MLP, context={"threads": 4})
     with pytest.raises(ValueError, match="mode"):
         SparkTrainer(MLP, mode="ring")
     with pytest.raises(ValueError, match="early_stopping"):

@@ -126,11 +126,14 @@ class SparkTrainer:
         self.timeout_s = float(timeout_s)
         self.max_attempts = max_attempts
         self.epochs_per_stage = epochs_per_stage
+        if context and "threads" in context:
+            raise ValueError("context option 'threads' is SparkTrainer's to set: use threads_per_worker=")
         self._executor_context = dict(context or {}, threads=threads_per_worker)
         # The driver's own model: it holds the state between epochs, evaluates, and is what fit returns.
         self._ctx = Context(threads=driver_threads)
         self._model = self._ctx.model(self._config)
         self._trainer = self._model.trainer(dict(options, seed=seed))
+        self._state_bytes: Optional[bytes] = None  # what the driver's trainer holds, once known
         #: Per epoch: "epoch", "loss", "validation_score", "seconds" (its share of its stage's time on
         #: the driver), "train_seconds" (the slowest worker's steps), "overhead_seconds" (the rest:
         #: Spark's task scheduling, moving the blocks and the state, the rendezvous),
@@ -165,11 +168,14 @@ class SparkTrainer:
         return self._model
 
     def _state(self) -> bytes:
-        with tempfile.TemporaryDirectory(prefix="nnrt-spark-") as tmp:
-            path = os.path.join(tmp, "state.safetensors")
-            self._trainer.save(path)
-            with open(path, "rb") as f:
-                return f.read()
+        """The driver trainer's state as checkpoint bytes: the ones last restored, else saved now."""
+        if self._state_bytes is None:
+            with tempfile.TemporaryDirectory(prefix="nnrt-spark-") as tmp:
+                path = os.path.join(tmp, "state.safetensors")
+                self._trainer.save(path)
+                with open(path, "rb") as f:
+                    self._state_bytes = f.read()
+        return self._state_bytes
 
     def _restore(self, state: bytes) -> None:
         with tempfile.TemporaryDirectory(prefix="nnrt-spark-") as tmp:
@@ -177,6 +183,7 @@ class SparkTrainer:
             with open(path, "wb") as f:
                 f.write(state)
             self._trainer.restore(path)
+        self._state_bytes = state
 
     def cancel(self) -> None:
         """Stops a running fit from another thread: its Spark job is cancelled (the tasks are
@@ -200,6 +207,7 @@ class SparkTrainer:
             raise ValueError(f"epochs: expected an integer >= 0, got {epochs!r}")
         sc = data.rdd.context if hasattr(data, "rdd") else data.context
         self._sc = sc
+        self._state_bytes = None  # the model may have been changed since the last fit
         workers = self.workers or sc.defaultParallelism
         input_shape = tuple(self._model.summary()["input"])
         columns = Columns(features_col, label_col, input_shape, binary_dtype, float(feature_scale))
