@@ -335,8 +335,10 @@ NNRT_API void nnrt_array_release(nnrt_array *a);
 ** Binary, broadcasting like numpy (inputs of different dtypes are an error; cast first):
 **   add sub mul div maximum minimum
 ** Unary (float dtypes; neg and abs also integers):
-**   neg abs exp log sqrt relu sigmoid tanh gelu (exact, erf-based)
+**   neg abs exp log sqrt relu sigmoid tanh gelu (exact, erf-based) gelu_tanh silu hardswish
+**   softplus erf
 **   leaky_relu elu           attr "alpha" (default 0.01 and 1.0)
+**   hardsigmoid              attrs "alpha", "beta" (default 1/6 and 0.5: max(0, min(1, alpha x + beta)))
 ** Matrix product (float dtypes), rank >= 2, batch dimensions broadcast like numpy's matmul:
 **   matmul                   attrs "transpose_a", "transpose_b" (bool, default false)
 ** Reductions (sum, mean: float and integer dtypes; max, min also; argmax, argmin: the index of the
@@ -469,7 +471,8 @@ NNRT_API nnrt_status nnrt_run_options_set_abort_callback(nnrt_run_options *o, nn
 **                learned parameter weight [tokens, features] ("init", default normal(0, 0.02)), or
 **                with "sinusoidal": true the fixed sin/cos table of the original transformer
 **   dropout      "rate": the probability of dropping an element, in [0, 1)
-**   activation   "activation", and "alpha" for leaky_relu (0.01) and elu (1)
+**   activation   "activation", and "alpha" for leaky_relu (0.01), elu (1), swish (1) and
+**                hardsigmoid (1/6; also "beta", 0.5)
 **   flatten      (no keys);  reshape  "shape" (one dim may be -1)
 **   add          (no keys; two or more inputs of one shape);  concat  "axis" (0: the first
 **                per-example dim)
@@ -492,8 +495,11 @@ NNRT_API nnrt_status nnrt_run_options_set_abort_callback(nnrt_run_options *o, nn
 **   transpose    "perm" (a permutation of the per-example dims)
 **   slice        "axis" (a per-example dim), "start", "length" (1): those entries along the axis
 **
-** Activations: identity, relu, relu6 (min(max(x, 0), 6)), leaky_relu, elu, gelu, sigmoid, tanh,
-** softmax, log_softmax.
+** Activations: identity, relu, relu6 (min(max(x, 0), 6)), leaky_relu, elu, gelu (erf-based),
+** gelu_tanh (the tanh approximation), silu (x * sigmoid(x)), swish (x * sigmoid(alpha x)),
+** hardswish (x * min(max(x + 3, 0), 6) / 6), hardsigmoid (max(0, min(1, alpha x + beta))), sigmoid,
+** tanh, softplus (log(1 + exp(x))), erf, softmax, log_softmax. Wherever a layer takes
+** "activation" it also takes that activation's "alpha" and "beta".
 ** Initialisers ("init"): xavier, xavier_uniform, he (or relu), lecun, normal, uniform, zeros,
 ** constant, or an object such as {"type": "normal", "mean": 0, "std": 0.01},
 ** {"type": "uniform", "low": -0.1, "high": 0.1}, {"type": "constant", "value": 0.5}.
@@ -544,6 +550,8 @@ NNRT_API nnrt_status nnrt_model_load_ex(nnrt_context *ctx, const char *path, con
 ** conv2d, ConvTranspose -> conv2d_transpose, Gemm/MatMul with constant weights -> dense, other
 ** MatMul -> binary matmul, LSTM -> lstm, Add/Sub/Mul/Div -> binary, MaxPool, AveragePool,
 ** GlobalAveragePool, GlobalMaxPool, BatchNormalization, Relu, LeakyRelu, Elu, Sigmoid, Tanh,
+** HardSigmoid, HardSwish, Softplus, Erf (an activation after a Conv runs fused into it; so do
+** x * Sigmoid(x) -> silu, and the erf and tanh GELUs exporters write -> gelu, gelu_tanh),
 ** Softmax, LogSoftmax, Clip, ReduceMean, ReduceSum, Flatten, Reshape, Transpose, Concat, Dropout,
 ** Identity, Constant, Gather of a constant table -> embedding, Gather of one index or Slice (one
 ** axis, step 1) of a computed value -> slice) and the initializers become its parameters. Shape,

@@ -241,8 +241,17 @@ typedef enum nnrt_unary_alg {
   NNRT_UNARY_TANH = 13,
   NNRT_UNARY_LINEAR = 14, /* alpha * x + beta */
   NNRT_UNARY_CLIP = 15,   /* min(max(x, alpha), beta) */
-  NNRT_UNARY_SIGN = 16    /* -1, 0 or 1 */
+  NNRT_UNARY_SIGN = 16,   /* -1, 0 or 1 */
+  NNRT_UNARY_SWISH = 17,  /* x * sigmoid(alpha * x); alpha 1 is SiLU */
+  NNRT_UNARY_HARD_SIGMOID = 18, /* max(0, min(1, alpha * x + beta)) (PyTorch: 1/6, 1/2; ONNX: 0.2, 0.5) */
+  NNRT_UNARY_HARD_SWISH = 19,   /* x * HARD_SIGMOID(x) with alpha, beta (PyTorch and ONNX: 1/6, 1/2) */
+  NNRT_UNARY_GELU_TANH = 20,    /* 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) */
+  NNRT_UNARY_ERF = 21,
+  NNRT_UNARY_SOFTPLUS = 22 /* log(1 + exp(x)) */
 } nnrt_unary_alg;
+/* The last nnrt_unary_alg of this version of the ABI: a backend refuses algs above the one it was
+** built with (an older plugin under a newer host says so instead of computing something else). */
+#define NNRT_UNARY_LAST NNRT_UNARY_SOFTPLUS
 
 typedef enum nnrt_binary_alg {
   NNRT_BINARY_ADD = 1,

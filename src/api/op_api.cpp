@@ -69,14 +69,18 @@ NamedOp binary_op(nnrt_binary_alg alg) {
   return {2, 2, 1, [alg](OpArgs &a) { return std::vector<Array>{ops::binary(a.ctx, alg, a.in[0], a.in[1])}; }};
 }
 
-NamedOp unary_op(nnrt_unary_alg alg, double default_alpha = 0, bool float_only = true) {
+// An elementwise op; alpha and beta are attributes when they have defaults (nonzero), fixed (and
+// not attributes) when `fixed` is true.
+NamedOp unary_op(nnrt_unary_alg alg, double default_alpha = 0, bool float_only = true, double default_beta = 0,
+                 bool fixed = false) {
   return {1, 1, 1, [=](OpArgs &a) {
-            double alpha = default_alpha ? a.attrs.get_number("alpha", default_alpha) : 0;
+            double alpha = default_alpha && !fixed ? a.attrs.get_number("alpha", default_alpha) : default_alpha;
+            double beta = default_beta && !fixed ? a.attrs.get_number("beta", default_beta) : default_beta;
             if (float_only && !dtype_is_float(a.in[0].dtype())) {
               fail(NNRT_ERR_DTYPE, a.name, ": expected a float array (f32, f64, f16, bf16), got ",
                    dtype_name(a.in[0].dtype()));
             }
-            return std::vector<Array>{ops::unary(a.ctx, alg, a.in[0], alpha)};
+            return std::vector<Array>{ops::unary(a.ctx, alg, a.in[0], alpha, beta)};
           }};
 }
 
@@ -188,6 +192,12 @@ const std::map<std::string, NamedOp> &named_ops() {
       {"gelu", unary_op(NNRT_UNARY_GELU)},
       {"leaky_relu", unary_op(NNRT_UNARY_LEAKY_RELU, 0.01)},
       {"elu", unary_op(NNRT_UNARY_ELU, 1.0)},
+      {"gelu_tanh", unary_op(NNRT_UNARY_GELU_TANH)},
+      {"silu", unary_op(NNRT_UNARY_SWISH, 1.0, true, 0, true)},
+      {"hardswish", unary_op(NNRT_UNARY_HARD_SWISH, 1.0 / 6, true, 0.5, true)},
+      {"hardsigmoid", unary_op(NNRT_UNARY_HARD_SIGMOID, 1.0 / 6, true, 0.5)},
+      {"softplus", unary_op(NNRT_UNARY_SOFTPLUS)},
+      {"erf", unary_op(NNRT_UNARY_ERF)},
       {"matmul",
        {2, 2, 1,
         [](OpArgs &a) {

@@ -42,15 +42,25 @@ Activation read_activation(JsonReader &config, const std::string &key, const std
   else if (n == "leaky_relu" || n == "leakyrelu") a.alg = NNRT_UNARY_LEAKY_RELU, a.alpha = 0.01;
   else if (n == "elu") a.alg = NNRT_UNARY_ELU, a.alpha = 1.0;
   else if (n == "gelu") a.alg = NNRT_UNARY_GELU;
+  else if (n == "gelu_tanh") a.alg = NNRT_UNARY_GELU_TANH;
+  else if (n == "silu" || n == "swish") a.alg = NNRT_UNARY_SWISH, a.alpha = 1.0;
+  else if (n == "hardswish" || n == "hard_swish") a.alg = NNRT_UNARY_HARD_SWISH, a.alpha = 1.0 / 6, a.beta = 0.5;
+  else if (n == "hardsigmoid" || n == "hard_sigmoid") a.alg = NNRT_UNARY_HARD_SIGMOID, a.alpha = 1.0 / 6, a.beta = 0.5;
+  else if (n == "softplus") a.alg = NNRT_UNARY_SOFTPLUS;
+  else if (n == "erf") a.alg = NNRT_UNARY_ERF;
   else if (n == "sigmoid") a.alg = NNRT_UNARY_SIGMOID;
   else if (n == "tanh") a.alg = NNRT_UNARY_TANH;
   else if (n == "softmax") a.softmax = true;
   else if (n == "log_softmax") a.log_softmax = true;
   else {
     fail(NNRT_ERR_INVALID_ARGUMENT, config.name(key), ": unknown activation \"", n,
-         "\" (expected identity, relu, relu6, leaky_relu, elu, gelu, sigmoid, tanh, softmax or log_softmax)");
+         "\" (expected identity, relu, relu6, leaky_relu, elu, gelu, gelu_tanh, silu, swish, hardswish, "
+         "hardsigmoid, sigmoid, tanh, softplus, erf, softmax or log_softmax)");
   }
-  if (a.alg == NNRT_UNARY_LEAKY_RELU || a.alg == NNRT_UNARY_ELU) a.alpha = config.get_number("alpha", a.alpha);
+  if (a.alg == NNRT_UNARY_LEAKY_RELU || a.alg == NNRT_UNARY_ELU || a.alg == NNRT_UNARY_HARD_SIGMOID ||
+      (a.alg == NNRT_UNARY_SWISH && n == "swish"))
+    a.alpha = config.get_number("alpha", a.alpha);
+  if (a.alg == NNRT_UNARY_HARD_SIGMOID) a.beta = config.get_number("beta", a.beta);
   return a;
 }
 

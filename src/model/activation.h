@@ -12,7 +12,7 @@ struct Activation {
   std::string name = "identity";
   nnrt_unary_alg alg = NNRT_UNARY_IDENTITY;  // unused for softmax / log_softmax
   bool softmax = false, log_softmax = false;
-  double alpha = 0, beta = 0;  // relu6: clip's min 0 and max 6
+  double alpha = 0, beta = 0;  // as the alg reads them (relu6: clip's min 0 and max 6)
 
   // Whether the backward pass can work from the output alone (so the input need not be kept), and
   // so whether a convolution or matmul can apply it fused.
@@ -32,9 +32,11 @@ struct Activation {
   Array backward(Context &ctx, const Array &dy, const Array &x, const Array &y) const;
 };
 
-// Reads an activation name at `key` ("relu", "relu6", "leaky_relu", "elu", "gelu", "sigmoid",
-// "tanh", "softmax", "log_softmax", "identity"/"linear"), with "alpha" for leaky_relu (0.01) and
-// elu (1). relu6 is min(max(x, 0), 6), MobileNets' activation (ONNX's Clip(0, 6)).
+// Reads an activation name at `key` ("relu", "relu6", "leaky_relu", "elu", "gelu", "gelu_tanh",
+// "silu"/"swish", "hardswish", "hardsigmoid", "sigmoid", "tanh", "softplus", "erf", "softmax",
+// "log_softmax", "identity"/"linear"), with "alpha" for leaky_relu (0.01), elu (1), swish (1:
+// x * sigmoid(alpha x)) and hardsigmoid (1/6, and "beta" 0.5), as nnrt_model_create documents.
+// relu6 is min(max(x, 0), 6), MobileNets' activation (ONNX's Clip(0, 6)).
 Activation read_activation(JsonReader &config, const std::string &key, const std::string &fallback);
 
 }  // namespace nnrt::model

@@ -75,6 +75,9 @@ class Picker {
   }
   uint64_t seed() { return rng_(); }
   std::mt19937_64 &rng() { return rng_; }
+  // A picker of its own, seeded from this one's state and `salt` without drawing from it: cases
+  // added later draw from a fork, so that the cases after them keep their names.
+  Picker fork(uint64_t salt) const { return Picker(std::mt19937_64(rng_)() ^ salt); }
 
  private:
   std::mt19937_64 rng_;

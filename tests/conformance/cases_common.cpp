@@ -94,7 +94,13 @@ const std::vector<FusedActivation> &fused_activations() {
                                               {NNRT_UNARY_TANH, "tanh", 0, 0},
                                               {NNRT_UNARY_LINEAR, "linear", 0.5, 0.25},
                                               {NNRT_UNARY_CLIP, "clip", -0.5, 0.5},
-                                              {NNRT_UNARY_SIGN, "sign", 0, 0}};
+                                              {NNRT_UNARY_SIGN, "sign", 0, 0},
+                                              {NNRT_UNARY_SWISH, "silu", 1, 0},
+                                              {NNRT_UNARY_HARD_SIGMOID, "hardsigmoid", 1.0 / 6, 0.5},
+                                              {NNRT_UNARY_HARD_SWISH, "hardswish", 1.0 / 6, 0.5},
+                                              {NNRT_UNARY_GELU_TANH, "gelu_tanh", 0, 0},
+                                              {NNRT_UNARY_ERF, "erf", 0, 0},
+                                              {NNRT_UNARY_SOFTPLUS, "softplus", 0, 0}};
   return v;
 }
 

@@ -127,24 +127,25 @@ void add_conv_triplet(Picker &p, int32_t t, const ConvShape &s, std::vector<Case
   }
 }
 
-// Convolutions with a fused clip to [0, 6] (ReLU6: MobileNets' convolutions as nnrt runs them for
-// inference): f32 and bf16, depthwise among them, channels-last as the layers keep images, and
-// with NaN and infinities in x (a backend whose clip turns NaN into the lower bound must not).
-// They draw from their own copy of the picker, so that the cases after them stay what they were.
-void add_conv_clip(Picker picked, std::vector<Case> &out) {
-  Picker p(picked.seed() ^ 0x5e1u);
-  for (int rep = 0; rep < 12; ++rep) {
+// Convolutions with a fused activation as inference runs them (ReLU6's clip to [0, 6] in MobileNets,
+// SiLU in EfficientNets, hard swish and hard sigmoid in MobileNetV3): f32 and bf16, depthwise among
+// them, channels-last as the layers keep images, and with NaN and infinities in x (a backend whose
+// clip turns NaN into the lower bound must not). They draw from their own copy of the picker
+// (`salt` tells the copies apart), so that the cases after them stay what they were.
+void add_conv_fused(Picker picked, uint64_t salt, const FusedActivation &f, int reps, std::vector<Case> &out) {
+  Picker p(picked.seed() ^ salt);
+  for (int rep = 0; rep < reps; ++rep) {
     const int32_t t = rep % 3 == 2 ? NNRT_DTYPE_BF16 : NNRT_DTYPE_F32;
     ConvShape s = pick_conv(p);
     if (rep % 4 == 1) s.o = s.groups = s.c;  // depthwise
     const Dims xd{s.n, s.c, s.h, s.w}, wd{s.o, s.c / s.groups, s.kh, s.kw}, yd{s.n, s.o, s.oh(), s.ow()};
     const double fan_in = double(s.c / s.groups * s.kh * s.kw);
     const Layout l = rep % 2 ? Layout::channels_last : activation_layout(p);
-    const std::string group = std::string("conv2d/") + dtype_name(t) + "/bias/fused:clip";
+    const std::string group = std::string("conv2d/") + dtype_name(t) + "/bias/fused:" + f.name;
     CaseBuilder b(NNRT_OP_CONV2D, group + "/" + s.name() + "/x:" + layout_name(l) + "/y:" + layout_name(l), group);
     b.in(make_tensor(t, xd, l)).in(make_tensor(t, wd)).in(make_tensor(t, {s.o}));
-    nnrt_op_attrs a = conv_attrs(s, NNRT_UNARY_CLIP, 0);
-    a.beta = 6;
+    nnrt_op_attrs a = conv_attrs(s, f.alg, f.alpha);
+    a.beta = f.beta;
     b.out(make_tensor(t, yd, l), std::sqrt(fan_in) + 1).attrs(a);
     out.push_back(b.done());
     if (t != NNRT_DTYPE_F32 || rep % 3 != 0) continue;
@@ -188,7 +189,10 @@ void add_conv(Picker &p, std::vector<Case> &out) {
     out.push_back(nan_bias);
     break;
   }
-  add_conv_clip(p, out);
+  add_conv_fused(p, 0x5e1u, {NNRT_UNARY_CLIP, "clip", 0, 6}, 12, out);
+  // The activations added after SIGN, which the triplets above do not draw.
+  for (const FusedActivation &f : fused_activations())
+    if (f.alg > NNRT_UNARY_SIGN) add_conv_fused(p, 0xac7u + static_cast<uint64_t>(f.alg), f, 6, out);
 }
 
 struct PoolShape {

@@ -69,8 +69,13 @@ void add_matmul_cases(Picker &p, std::vector<Case> &out) {
   for (int32_t t : float_dtypes())
     for (bool bias : {false, true})
       for (int rep = 0; rep < 4; ++rep) out.push_back(matmul_case(p, t, pick_shape(p), kFused[0], bias));
-  for (const Fused &f : kFused)
-    for (int32_t t : {NNRT_DTYPE_F32, NNRT_DTYPE_BF16}) out.push_back(matmul_case(p, t, pick_shape(p), f, p.chance(0.5)));
+  // The activations added after SIGN draw from a picker of their own, so that the cases of the
+  // others keep their names.
+  Picker added = p.fork(0xadd5u);
+  for (const Fused &f : kFused) {
+    Picker &pf = f.alg > NNRT_UNARY_SIGN ? added : p;
+    for (int32_t t : {NNRT_DTYPE_F32, NNRT_DTYPE_BF16}) out.push_back(matmul_case(pf, t, pick_shape(pf), f, pf.chance(0.5)));
+  }
   // Shapes of dense layers, including a batch of 1 and a single output.
   for (MatmulShape s : {MatmulShape{{}, 64, 784, 33}, MatmulShape{{}, 1, 200, 10}, MatmulShape{{}, 64, 50, 1},
                         MatmulShape{{3}, 17, 64, 31}})
@@ -88,7 +93,7 @@ void add_matmul_cases(Picker &p, std::vector<Case> &out) {
   out.push_back(matmul_case(q, NNRT_DTYPE_BF16, MatmulShape{{}, 8, 64, 512}, kFused[0], false, false, &rows));
   // NaN and infinities through every fused activation.
   for (const Fused &f : kFused) {
-    Case c = matmul_case(p, NNRT_DTYPE_F32, MatmulShape{{}, 9, 4, 7}, f, true);
+    Case c = matmul_case(f.alg > NNRT_UNARY_SIGN ? added : p, NNRT_DTYPE_F32, MatmulShape{{}, 9, 4, 7}, f, true);
     c.input_fills[0] = Fill::Special(-1, 1);
     c.linear_magnitudes = true;  // finite results may come from cancelling +-3e9 or 1e30 terms
     c.name += "/nan-inf";

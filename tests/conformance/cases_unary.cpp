@@ -35,6 +35,23 @@ const std::vector<UnaryAlg> &unary_algs() {
   return v;
 }
 
+// The algs added since (SiLU and the others of mobile networks and transformers). They draw from a
+// picker of their own, so that the cases of the algs above keep their names.
+const std::vector<UnaryAlg> &added_unary_algs() {
+  static const std::vector<UnaryAlg> v{
+      {NNRT_UNARY_SWISH, "silu", 1, 0, Fill::U(-6, 6)},
+      {NNRT_UNARY_SWISH, "swish(1.7)", 1.7, 0, Fill::U(-4, 4)},
+      {NNRT_UNARY_HARD_SIGMOID, "hardsigmoid", 1.0 / 6, 0.5, Fill::U(-4, 4)},
+      {NNRT_UNARY_HARD_SIGMOID, "hardsigmoid(0.2,0.5)", 0.2, 0.5, Fill::U(-4, 4)},
+      {NNRT_UNARY_HARD_SWISH, "hardswish", 1.0 / 6, 0.5, Fill::U(-4, 4)},
+      {NNRT_UNARY_HARD_SWISH, "hardswish(0.25,0.4)", 0.25, 0.4, Fill::U(-4, 4)},
+      {NNRT_UNARY_GELU_TANH, "gelu_tanh", 0, 0, Fill::U(-4, 4)},
+      {NNRT_UNARY_ERF, "erf", 0, 0, Fill::U(-3, 3)},
+      {NNRT_UNARY_SOFTPLUS, "softplus", 0, 0, Fill::U(-20, 20)},
+  };
+  return v;
+}
+
 // The forward output's range, for backward cases that take it (NNRT_FLAG_USE_DST).
 bool output_fill(const UnaryAlg &u, Fill *f) {
   switch (u.alg) {
@@ -90,8 +107,8 @@ InputView pick_view(Picker &p, const Dims &d) {
   return v;
 }
 
-void add_forward(Picker &p, std::vector<Case> &out) {
-  for (const UnaryAlg &u : unary_algs())
+void add_forward(Picker &p, const std::vector<UnaryAlg> &algs, std::vector<Case> &out) {
+  for (const UnaryAlg &u : algs)
     for (int32_t t : float_dtypes()) {
       Dims d = random_dims(p);
       InputView v = pick_view(p, d);
@@ -105,7 +122,7 @@ void add_forward(Picker &p, std::vector<Case> &out) {
                         .done());
     }
   // In place (y is x's buffer), f32 and bf16.
-  for (const UnaryAlg &u : unary_algs())
+  for (const UnaryAlg &u : algs)
     for (int32_t t : {NNRT_DTYPE_F32, NNRT_DTYPE_BF16}) {
       Dims d = random_dims(p);
       std::string group = std::string("unary/") + u.name + "/" + dtype_name(t);
@@ -117,7 +134,7 @@ void add_forward(Picker &p, std::vector<Case> &out) {
                         .done());
     }
   // NaN, infinities and signed zeros (f32, f64): how each alg treats them is part of its meaning.
-  for (const UnaryAlg &u : unary_algs())
+  for (const UnaryAlg &u : algs)
     for (int32_t t : {NNRT_DTYPE_F32, NNRT_DTYPE_F64}) {
       Dims d{p.size(), 9};
       std::string group = std::string("unary/") + u.name + "/" + dtype_name(t);
@@ -128,7 +145,7 @@ void add_forward(Picker &p, std::vector<Case> &out) {
                         .done());
     }
   // The integer ones.
-  for (const UnaryAlg &u : unary_algs()) {
+  for (const UnaryAlg &u : algs) {
     if (u.alg != NNRT_UNARY_NEG && u.alg != NNRT_UNARY_ABS) continue;
     for (int32_t t : {NNRT_DTYPE_I32, NNRT_DTYPE_I64}) {
       Dims d = random_dims(p);
@@ -141,17 +158,10 @@ void add_forward(Picker &p, std::vector<Case> &out) {
                         .done());
     }
   }
-  Dims big{64, 200};
-  out.push_back(CaseBuilder(NNRT_OP_UNARY, "unary/relu/f32/concurrent/64x200", "unary/relu/f32")
-                    .in(make_tensor(NNRT_DTYPE_F32, big))
-                    .out(make_tensor(NNRT_DTYPE_F32, big))
-                    .attrs(unary_attrs(unary_algs()[7]))
-                    .concurrent()
-                    .done());
 }
 
-void add_backward(Picker &p, std::vector<Case> &out) {
-  for (const UnaryAlg &u : unary_algs())
+void add_backward(Picker &p, const std::vector<UnaryAlg> &algs, std::vector<Case> &out) {
+  for (const UnaryAlg &u : algs)
     for (int32_t t : float_dtypes())
       for (bool use_dst : {false, true}) {
         Fill s = u.x;
@@ -169,8 +179,8 @@ void add_backward(Picker &p, std::vector<Case> &out) {
       }
 }
 
-void add_backward_special(Picker &p, std::vector<Case> &out) {
-  for (const UnaryAlg &u : unary_algs())
+void add_backward_special(Picker &p, const std::vector<UnaryAlg> &algs, std::vector<Case> &out) {
+  for (const UnaryAlg &u : algs)
     for (bool use_dst : {false, true}) {
       Fill s;
       if (use_dst && !output_fill(u, &s)) continue;
@@ -192,9 +202,20 @@ void add_backward_special(Picker &p, std::vector<Case> &out) {
 }  // namespace
 
 void add_unary_cases(Picker &p, std::vector<Case> &out) {
-  add_forward(p, out);
-  add_backward(p, out);
-  add_backward_special(p, out);
+  add_forward(p, unary_algs(), out);
+  Dims big{64, 200};
+  out.push_back(CaseBuilder(NNRT_OP_UNARY, "unary/relu/f32/concurrent/64x200", "unary/relu/f32")
+                    .in(make_tensor(NNRT_DTYPE_F32, big))
+                    .out(make_tensor(NNRT_DTYPE_F32, big))
+                    .attrs(unary_attrs(unary_algs()[7]))
+                    .concurrent()
+                    .done());
+  add_backward(p, unary_algs(), out);
+  add_backward_special(p, unary_algs(), out);
+  Picker added = p.fork(0xadd5u);
+  add_forward(added, added_unary_algs(), out);
+  add_backward(added, added_unary_algs(), out);
+  add_backward_special(added, added_unary_algs(), out);
 }
 
 }  // namespace nnrt::conformance

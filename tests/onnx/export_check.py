@@ -153,6 +153,30 @@ ENCODER = {
 }
 
 
+# The activations of mobile networks and of transformers: SiLU and hard-swish convolutions (one
+# depthwise), squeeze-and-excitation gated by a hard sigmoid, then tanh GELU, softplus, swish with
+# another alpha, a hard sigmoid with ONNX's default slope, and erf.
+MOBILE = {
+    "input": [3, 8, 8], "seed": 11,
+    "nodes": [
+        {"name": "expand", "type": "conv2d", "inputs": ["input"], "filters": 8, "kernel": 1, "activation": "silu"},
+        {"name": "dw", "type": "conv2d", "inputs": ["expand"], "filters": 8, "kernel": 3, "padding": 1, "groups": 8,
+         "activation": "hardswish"},
+        {"name": "squeeze", "type": "global_avgpool2d", "inputs": ["dw"]},
+        {"name": "reduce", "type": "dense", "inputs": ["squeeze"], "units": 4, "activation": "silu"},
+        {"name": "gate", "type": "dense", "inputs": ["reduce"], "units": 8, "activation": "hardsigmoid"},
+        {"name": "gate4d", "type": "reshape", "inputs": ["gate"], "shape": [8, 1, 1]},
+        {"name": "excite", "type": "binary", "op": "mul", "inputs": ["dw", "gate4d"]},
+        {"name": "h1", "type": "dense", "inputs": ["excite"], "units": 16, "activation": "gelu_tanh"},
+        {"name": "h2", "type": "dense", "inputs": ["h1"], "units": 16, "activation": "softplus"},
+        {"name": "h3", "type": "dense", "inputs": ["h2"], "units": 16, "activation": "swish", "alpha": 1.5},
+        {"name": "h4", "type": "dense", "inputs": ["h3"], "units": 16, "activation": "hardsigmoid", "alpha": 0.2},
+        {"name": "h5", "type": "activation", "inputs": ["h4"], "activation": "erf"},
+        {"name": "out", "type": "output", "inputs": ["h5"], "units": 4, "loss": "nll"},
+    ],
+}
+
+
 def main():
     nnrt = Nnrt(lib_path)
     rng = np.random.default_rng(0)
@@ -162,7 +186,7 @@ def main():
                              ("decoder", json.dumps(DECODER_UNGROUPED if mode == "reference" else DECODER)),
                              ("sequence", json.dumps(SEQUENCE)), ("norms", json.dumps(NORMS)),
                              ("rms", json.dumps(RMS)), ("transformer", json.dumps(TRANSFORMER)),
-                             ("encoder", json.dumps(ENCODER))):
+                             ("encoder", json.dumps(ENCODER)), ("mobile", json.dumps(MOBILE))):
             model = nnrt.create(config)
             path = os.path.join(work, name + ".onnx")
             nnrt.export_onnx(model, path)

@@ -1,5 +1,6 @@
 """PyTorch -> ONNX -> nnrt: the LeNet of examples/lenet.json, a small residual network, an
-upsampler (transposed convolutions), layer normalizations (opset 17) and transformers (self-attention,
+upsampler (transposed convolutions), the activations of mobile networks (SiLU, hard swish, hard
+sigmoid, squeeze-and-excitation, fused into the convolutions) and of transformers (both GELUs), layer normalizations (opset 17) and transformers (self-attention,
 encoder and causal decoder stacks, opsets 14 and 17), exported with torch.onnx.export (dynamic
 batch), imported into nnrt, give PyTorch's outputs to 1e-4; so do nn.LSTM models exported the same way
 (batch_first and time-major: torch writes a layout-0 LSTM, Transposes around it and a zero state
@@ -93,7 +94,9 @@ def matches(name, batch, got, want):
     return True
 
 
-def check(nnrt, name, net, example, work, opset=13):
+def check(nnrt, name, net, example, work, opset=13, summary_has=()):
+    """net exported, imported and run at batch 1 and 7 matches PyTorch; the imported model's summary
+    holds each string of `summary_has` (a fusion that must have happened)."""
     torch.manual_seed(0)
     net.eval()
     # Non-trivial batchnorm statistics, as a trained network has.
@@ -110,6 +113,11 @@ def check(nnrt, name, net, example, work, opset=13):
     torch.onnx.export(net, torch.randn([2] + example), path, input_names=["x"], output_names=["y"],
                       dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=opset)
     model = nnrt.import_onnx(path)
+    summary = nnrt.summary(model)
+    for s in summary_has:
+        if s not in summary:
+            print("FAIL: %s: the imported model's summary lacks %s:\n%s" % (name, s, summary))
+            return False
     for batch in (1, 7):
         x = torch.randn([batch] + example)
         with torch.no_grad():
@@ -118,6 +126,24 @@ def check(nnrt, name, net, example, work, opset=13):
             return False
     nnrt.release(model)
     return True
+
+
+class MobileBlock(nn.Module):
+    """The activations of EfficientNet and MobileNetV3: a SiLU convolution, a depthwise hard-swish
+    one, squeeze-and-excitation with a hard sigmoid gate, then tanh GELU, softplus and erf GELU."""
+
+    def __init__(self):
+        super().__init__()
+        self.expand = nn.Sequential(nn.Conv2d(3, 8, 1), nn.BatchNorm2d(8), nn.SiLU())
+        self.depthwise = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1, groups=8), nn.BatchNorm2d(8), nn.Hardswish())
+        self.squeeze = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(8, 4, 1), nn.SiLU(), nn.Conv2d(4, 8, 1),
+                                     nn.Hardsigmoid())
+        self.head = nn.Sequential(nn.Flatten(), nn.Linear(8 * 6 * 6, 16), nn.GELU(approximate="tanh"),
+                                  nn.Linear(16, 16), nn.Softplus(), nn.Linear(16, 16), nn.GELU(), nn.Linear(16, 4))
+
+    def forward(self, x):
+        x = self.depthwise(self.expand(x))
+        return self.head(x * self.squeeze(x))
 
 
 class SelfAttention(nn.Module):
@@ -283,6 +309,9 @@ def main():
         ok &= check(nnrt, "lenet", lenet, example, work)
         ok &= check(nnrt, "residual", Residual(), [3, 12, 12], work)
         ok &= check(nnrt, "upsampler", Upsampler(), [3, 13, 13], work)
+        ok &= check(nnrt, "mobile_block", MobileBlock(), [3, 6, 6], work, opset=17,
+                    summary_has=['"activation":"silu"', '"activation":"hardswish"', '"activation":"hardsigmoid"',
+                                 '"activation":"gelu_tanh"', '"activation":"softplus"', '"activation":"gelu"'])
         # Opset 17 writes nn.LayerNorm as one LayerNormalization node (torch 1.13 writes an invalid
         # one, with an empty Scale, for elementwise_affine=False).
         ok &= check(nnrt, "layer_norm", nn.Sequential(nn.LayerNorm(8), nn.ReLU(), nn.LayerNorm([5, 8]),

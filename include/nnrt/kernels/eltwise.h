@@ -15,6 +15,7 @@ namespace nnrt::kernels {
 // 1/sqrt(2) and 1/sqrt(2*pi), for the exact (erf-based) GELU.
 constexpr double kInvSqrt2 = 0.70710678118654752440;
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;
+constexpr double kSqrt2 = 1.41421356237309504880;
 
 // Phi(x), the standard normal CDF. erfc keeps the relative accuracy for very negative x, where
 // 1 + erf(x / sqrt 2) would cancel.
@@ -30,6 +31,31 @@ NNRT_HD T sigmoid(T x) {
   T e = k_exp(x);
   return e / (T(1) + e);
 }
+
+// sqrt(2 / pi) and the cubic coefficient of the tanh approximation of GELU.
+constexpr double kSqrt2OverPi = 0.79788456080286535588;
+constexpr double kGeluTanhCubic = 0.044715;
+
+// max(0, min(1, t)), NaN passing through.
+template <class T>
+NNRT_HD T unit_clip(T t) {
+  return t < T(0) ? T(0) : (t > T(1) ? T(1) : t);
+}
+
+// log(1 + exp(x)) without overflow, and with full accuracy for very negative x.
+template <class T>
+NNRT_HD T softplus(T x) {
+  return x > T(0) ? x + k_log1p(k_exp(-x)) : k_log1p(k_exp(x));
+}
+
+// The tanh GELU's inner value sqrt(2 / pi) (x + 0.044715 x^3).
+template <class T>
+NNRT_HD T gelu_tanh_inner(T x) {
+  return T(kSqrt2OverPi) * (x + T(kGeluTanhCubic) * x * x * x);
+}
+
+// Whether a is an nnrt_unary_alg of this ABI (NONE, the "no activation" of attrs.fused, is not).
+NNRT_HD constexpr bool is_unary_alg(int alg) { return alg >= NNRT_UNARY_IDENTITY && alg <= NNRT_UNARY_LAST; }
 
 template <int Alg, class T>
 NNRT_HD T unary_forward(T x, T alpha, T beta) {
@@ -49,12 +75,21 @@ NNRT_HD T unary_forward(T x, T alpha, T beta) {
   else if constexpr (Alg == NNRT_UNARY_LINEAR) return alpha * x + beta;
   else if constexpr (Alg == NNRT_UNARY_CLIP) return x < alpha ? alpha : (x > beta ? beta : x);
   else if constexpr (Alg == NNRT_UNARY_SIGN) return k_sign(x);
+  else if constexpr (Alg == NNRT_UNARY_SWISH) return x * sigmoid(alpha * x);
+  else if constexpr (Alg == NNRT_UNARY_HARD_SIGMOID) return unit_clip(alpha * x + beta);
+  else if constexpr (Alg == NNRT_UNARY_HARD_SWISH) return x * unit_clip(alpha * x + beta);
+  // 0.5 (1 + tanh(u)) is sigmoid(2u), without the cancellation of 1 + tanh(u) for negative u.
+  else if constexpr (Alg == NNRT_UNARY_GELU_TANH) return x * sigmoid(T(2) * gelu_tanh_inner(x));
+  else if constexpr (Alg == NNRT_UNARY_ERF) return k_erf(x);
+  else if constexpr (Alg == NNRT_UNARY_SOFTPLUS) return softplus(x);
   else static_assert(Alg < 0, "not an nnrt_unary_alg");
 }
 
 // dx from dy and the forward input x. Where the function has a kink, the gradient is PyTorch's:
 // RELU and LEAKY_RELU take the x <= 0 side at 0, ABS gives 0 at 0, CLIP passes the gradient on the
-// closed interval [alpha, beta].
+// closed interval [alpha, beta], HARD_SIGMOID passes it where alpha x + beta is strictly inside
+// (0, 1) and HARD_SWISH takes the middle piece on [-beta / alpha, (1 - beta) / alpha] (PyTorch's
+// hardsigmoid_backward and hardswish_backward).
 template <int Alg, class T>
 NNRT_HD T unary_backward(T dy, T x, T alpha, T beta) {
   (void)beta;
@@ -79,6 +114,22 @@ NNRT_HD T unary_backward(T dy, T x, T alpha, T beta) {
   } else if constexpr (Alg == NNRT_UNARY_LINEAR) return alpha * dy;
   else if constexpr (Alg == NNRT_UNARY_CLIP) return (x >= alpha && x <= beta) ? dy : T(0);
   else if constexpr (Alg == NNRT_UNARY_SIGN) return T(0);
+  else if constexpr (Alg == NNRT_UNARY_SWISH) {
+    T s = sigmoid(alpha * x);
+    return dy * (s + alpha * x * s * (T(1) - s));
+  } else if constexpr (Alg == NNRT_UNARY_HARD_SIGMOID) {
+    T t = alpha * x + beta;
+    return (t > T(0) && t < T(1)) ? alpha * dy : T(0);
+  } else if constexpr (Alg == NNRT_UNARY_HARD_SWISH) {
+    T t = alpha * x + beta;
+    if (t < T(0)) return T(0);
+    return t <= T(1) ? dy * (T(2) * alpha * x + beta) : dy;
+  } else if constexpr (Alg == NNRT_UNARY_GELU_TANH) {
+    T s = sigmoid(T(2) * gelu_tanh_inner(x));
+    T dinner = T(kSqrt2OverPi) * (T(1) + T(3 * kGeluTanhCubic) * x * x);
+    return dy * (s + T(2) * x * s * (T(1) - s) * dinner);
+  } else if constexpr (Alg == NNRT_UNARY_ERF) return dy * (T(2 * kInvSqrt2Pi * kSqrt2) * k_exp(-x * x));
+  else if constexpr (Alg == NNRT_UNARY_SOFTPLUS) return dy * sigmoid(x);
   else static_assert(Alg < 0, "not an nnrt_unary_alg");
 }
 
@@ -121,7 +172,42 @@ NNRT_HD T unary_forward(int alg, T x, T alpha, T beta) {
     case NNRT_UNARY_LINEAR: return unary_forward<NNRT_UNARY_LINEAR>(x, alpha, beta);
     case NNRT_UNARY_CLIP: return unary_forward<NNRT_UNARY_CLIP>(x, alpha, beta);
     case NNRT_UNARY_SIGN: return unary_forward<NNRT_UNARY_SIGN>(x, alpha, beta);
+    case NNRT_UNARY_SWISH: return unary_forward<NNRT_UNARY_SWISH>(x, alpha, beta);
+    case NNRT_UNARY_HARD_SIGMOID: return unary_forward<NNRT_UNARY_HARD_SIGMOID>(x, alpha, beta);
+    case NNRT_UNARY_HARD_SWISH: return unary_forward<NNRT_UNARY_HARD_SWISH>(x, alpha, beta);
+    case NNRT_UNARY_GELU_TANH: return unary_forward<NNRT_UNARY_GELU_TANH>(x, alpha, beta);
+    case NNRT_UNARY_ERF: return unary_forward<NNRT_UNARY_ERF>(x, alpha, beta);
+    case NNRT_UNARY_SOFTPLUS: return unary_forward<NNRT_UNARY_SOFTPLUS>(x, alpha, beta);
     default: return x;  // NONE, IDENTITY
+  }
+}
+
+// Runtime dispatch of unary_backward (the CUDA kernels', one alg per launch).
+template <class T>
+NNRT_HD T unary_backward(int alg, T dy, T x, T alpha, T beta) {
+  switch (alg) {
+    case NNRT_UNARY_NEG: return unary_backward<NNRT_UNARY_NEG>(dy, x, alpha, beta);
+    case NNRT_UNARY_ABS: return unary_backward<NNRT_UNARY_ABS>(dy, x, alpha, beta);
+    case NNRT_UNARY_EXP: return unary_backward<NNRT_UNARY_EXP>(dy, x, alpha, beta);
+    case NNRT_UNARY_LOG: return unary_backward<NNRT_UNARY_LOG>(dy, x, alpha, beta);
+    case NNRT_UNARY_SQRT: return unary_backward<NNRT_UNARY_SQRT>(dy, x, alpha, beta);
+    case NNRT_UNARY_SQUARE: return unary_backward<NNRT_UNARY_SQUARE>(dy, x, alpha, beta);
+    case NNRT_UNARY_RELU: return unary_backward<NNRT_UNARY_RELU>(dy, x, alpha, beta);
+    case NNRT_UNARY_LEAKY_RELU: return unary_backward<NNRT_UNARY_LEAKY_RELU>(dy, x, alpha, beta);
+    case NNRT_UNARY_ELU: return unary_backward<NNRT_UNARY_ELU>(dy, x, alpha, beta);
+    case NNRT_UNARY_GELU: return unary_backward<NNRT_UNARY_GELU>(dy, x, alpha, beta);
+    case NNRT_UNARY_SIGMOID: return unary_backward<NNRT_UNARY_SIGMOID>(dy, x, alpha, beta);
+    case NNRT_UNARY_TANH: return unary_backward<NNRT_UNARY_TANH>(dy, x, alpha, beta);
+    case NNRT_UNARY_LINEAR: return unary_backward<NNRT_UNARY_LINEAR>(dy, x, alpha, beta);
+    case NNRT_UNARY_CLIP: return unary_backward<NNRT_UNARY_CLIP>(dy, x, alpha, beta);
+    case NNRT_UNARY_SIGN: return unary_backward<NNRT_UNARY_SIGN>(dy, x, alpha, beta);
+    case NNRT_UNARY_SWISH: return unary_backward<NNRT_UNARY_SWISH>(dy, x, alpha, beta);
+    case NNRT_UNARY_HARD_SIGMOID: return unary_backward<NNRT_UNARY_HARD_SIGMOID>(dy, x, alpha, beta);
+    case NNRT_UNARY_HARD_SWISH: return unary_backward<NNRT_UNARY_HARD_SWISH>(dy, x, alpha, beta);
+    case NNRT_UNARY_GELU_TANH: return unary_backward<NNRT_UNARY_GELU_TANH>(dy, x, alpha, beta);
+    case NNRT_UNARY_ERF: return unary_backward<NNRT_UNARY_ERF>(dy, x, alpha, beta);
+    case NNRT_UNARY_SOFTPLUS: return unary_backward<NNRT_UNARY_SOFTPLUS>(dy, x, alpha, beta);
+    default: return dy;  // IDENTITY
   }
 }
 

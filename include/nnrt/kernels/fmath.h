@@ -25,6 +25,8 @@ NNRT_HD float k_tanh(float x) { return ::tanhf(x); }
 NNRT_HD double k_tanh(double x) { return ::tanh(x); }
 NNRT_HD float k_erfc(float x) { return ::erfcf(x); }
 NNRT_HD double k_erfc(double x) { return ::erfc(x); }
+NNRT_HD float k_erf(float x) { return ::erff(x); }
+NNRT_HD double k_erf(double x) { return ::erf(x); }
 NNRT_HD float k_fabs(float x) { return ::fabsf(x); }
 NNRT_HD double k_fabs(double x) { return ::fabs(x); }
 NNRT_HD float k_pow(float x, float y) { return ::powf(x, y); }

@@ -129,7 +129,7 @@ std::string translate_conv(const nnrt_op_desc &d, ConvParams *p) {
       if (b.dtype != x->dtype || b.ndim != 1 || b.dims[0] != p->w.dims[0]) return "the bias must be [O] of x's dtype";
       p->bias = true;
     }
-    if (a.fused < NNRT_UNARY_NONE || a.fused > NNRT_UNARY_SIGN) return "unknown fused activation";
+    if (a.fused < NNRT_UNARY_NONE || a.fused > NNRT_UNARY_LAST) return "unknown fused activation";
     p->post_activation = a.fused == NNRT_UNARY_IDENTITY ? 0 : a.fused;
   } else if (a.fused != 0) {
     return "a convolution gradient has no fused activation";

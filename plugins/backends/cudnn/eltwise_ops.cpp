@@ -29,7 +29,7 @@ kernels::StridedIndex<K> index_of(const nnrt_tensor_desc &shape, const nnrt_tens
   return s;
 }
 
-bool unary_alg_valid(int32_t alg) { return alg >= NNRT_UNARY_IDENTITY && alg <= NNRT_UNARY_SIGN; }
+bool unary_alg_valid(int32_t alg) { return nnrt::kernels::is_unary_alg(alg); }
 
 std::string float_same(const nnrt_op_desc &d) {
   const int32_t t = d.outputs[0].dtype;

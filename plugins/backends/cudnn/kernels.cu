@@ -149,28 +149,6 @@ __global__ void dropout_backward_kernel(typename F::S *dx, const typename F::S *
 // ---- activations and binary ops -----------------------------------------------------------------
 
 template <class T>
-__device__ T backward_from_x(int32_t alg, T dy, T x, T alpha, T beta) {
-  switch (alg) {
-    case NNRT_UNARY_IDENTITY: return nnrt::kernels::unary_backward<NNRT_UNARY_IDENTITY>(dy, x, alpha, beta);
-    case NNRT_UNARY_NEG: return nnrt::kernels::unary_backward<NNRT_UNARY_NEG>(dy, x, alpha, beta);
-    case NNRT_UNARY_ABS: return nnrt::kernels::unary_backward<NNRT_UNARY_ABS>(dy, x, alpha, beta);
-    case NNRT_UNARY_EXP: return nnrt::kernels::unary_backward<NNRT_UNARY_EXP>(dy, x, alpha, beta);
-    case NNRT_UNARY_LOG: return nnrt::kernels::unary_backward<NNRT_UNARY_LOG>(dy, x, alpha, beta);
-    case NNRT_UNARY_SQRT: return nnrt::kernels::unary_backward<NNRT_UNARY_SQRT>(dy, x, alpha, beta);
-    case NNRT_UNARY_SQUARE: return nnrt::kernels::unary_backward<NNRT_UNARY_SQUARE>(dy, x, alpha, beta);
-    case NNRT_UNARY_RELU: return nnrt::kernels::unary_backward<NNRT_UNARY_RELU>(dy, x, alpha, beta);
-    case NNRT_UNARY_LEAKY_RELU: return nnrt::kernels::unary_backward<NNRT_UNARY_LEAKY_RELU>(dy, x, alpha, beta);
-    case NNRT_UNARY_ELU: return nnrt::kernels::unary_backward<NNRT_UNARY_ELU>(dy, x, alpha, beta);
-    case NNRT_UNARY_GELU: return nnrt::kernels::unary_backward<NNRT_UNARY_GELU>(dy, x, alpha, beta);
-    case NNRT_UNARY_SIGMOID: return nnrt::kernels::unary_backward<NNRT_UNARY_SIGMOID>(dy, x, alpha, beta);
-    case NNRT_UNARY_TANH: return nnrt::kernels::unary_backward<NNRT_UNARY_TANH>(dy, x, alpha, beta);
-    case NNRT_UNARY_LINEAR: return nnrt::kernels::unary_backward<NNRT_UNARY_LINEAR>(dy, x, alpha, beta);
-    case NNRT_UNARY_CLIP: return nnrt::kernels::unary_backward<NNRT_UNARY_CLIP>(dy, x, alpha, beta);
-    default: return nnrt::kernels::unary_backward<NNRT_UNARY_SIGN>(dy, x, alpha, beta);
-  }
-}
-
-template <class T>
 __device__ T backward_from_y(int32_t alg, T dy, T y, T alpha, T beta) {
   switch (alg) {
     case NNRT_UNARY_RELU: return unary_backward_from_dst<NNRT_UNARY_RELU>(dy, y, alpha, beta);
@@ -212,7 +190,7 @@ __global__ void unary_backward_kernel(int32_t alg, bool from_dst, typename F::S 
     int64_t o[3];
     strided_offsets(index, i, o);
     auto g = F::load(dy[o[1]]), v = F::load(s[o[2]]);
-    dx[o[0]] = F::store(from_dst ? backward_from_y(alg, g, v, alpha, beta) : backward_from_x(alg, g, v, alpha, beta));
+    dx[o[0]] = F::store(from_dst ? backward_from_y(alg, g, v, alpha, beta) : nnrt::kernels::unary_backward(alg, g, v, alpha, beta));
   }
 }
 

@@ -114,7 +114,7 @@ std::string translate_matmul(const nnrt_op_desc &d, bool tf32, MatmulParams *p) 
     p->epilogue = p->bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
   } else {
     p->epilogue = p->bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
-    if (fused < NNRT_UNARY_NONE || fused > NNRT_UNARY_SIGN) return "unknown fused activation";
+    if (fused < NNRT_UNARY_NONE || fused > NNRT_UNARY_LAST) return "unknown fused activation";
     p->post_activation = fused == NNRT_UNARY_IDENTITY ? 0 : fused;
   }
   return "";

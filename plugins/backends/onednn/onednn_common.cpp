@@ -375,6 +375,21 @@ EltwiseAlg eltwise_forward_alg(int32_t unary_alg, double alpha, double beta) {
     case NNRT_UNARY_LINEAR: return {a::eltwise_linear, fa, fb};
     case NNRT_UNARY_CLIP: refuse("oneDNN's clip turns NaN into the lower bound");
     case NNRT_UNARY_SIGN: refuse("oneDNN has no sign eltwise");
+    case NNRT_UNARY_SWISH: return {a::eltwise_swish, fa, 0.f};
+    case NNRT_UNARY_GELU_TANH: return {a::eltwise_gelu_tanh, 0.f, 0.f};
+    case NNRT_UNARY_ERF: refuse("oneDNN has no erf eltwise");
+#if DNNL_VERSION_MAJOR >= 3
+    case NNRT_UNARY_HARD_SIGMOID: refuse("oneDNN's hardsigmoid turns NaN into 1");
+    case NNRT_UNARY_HARD_SWISH: return {a::eltwise_hardswish, fa, fb};
+    case NNRT_UNARY_SOFTPLUS: return {a::eltwise_soft_relu, 1.f, 0.f};  // 3.x: log(1 + exp(alpha x)) / alpha
+#else
+    case NNRT_UNARY_HARD_SIGMOID: refuse("oneDNN 2 has no hardsigmoid eltwise");
+    case NNRT_UNARY_HARD_SWISH:
+      // oneDNN 2's hardswish is x * min(max(x + 3, 0), 6) / 6: alpha 1/6 and beta 1/2 only.
+      if (fa != 1.f / 6 || fb != 0.5f) refuse("oneDNN 2's hardswish has alpha 1/6 and beta 1/2 only");
+      return {a::eltwise_hardswish, 0.f, 0.f};
+    case NNRT_UNARY_SOFTPLUS: return {a::eltwise_soft_relu, 0.f, 0.f};
+#endif
     default: refuse("unknown unary alg [" + std::to_string(unary_alg) + "]");
   }
 }
@@ -399,9 +414,27 @@ dnnl::post_ops fused_post_ops(int32_t fused, double alpha, double beta, bool fin
     append_eltwise(ops, {dnnl::algorithm::eltwise_clip_v2, static_cast<float>(alpha), static_cast<float>(beta)});
     return ops;
   }
+  if (fused == NNRT_UNARY_HARD_SIGMOID && finite_inputs) {
+#if DNNL_VERSION_MAJOR >= 3
+    append_eltwise(ops, {dnnl::algorithm::eltwise_hardsigmoid, static_cast<float>(alpha), static_cast<float>(beta)});
+#else  // 2.x has no hardsigmoid: a line, then a clip
+    append_eltwise(ops, {dnnl::algorithm::eltwise_linear, static_cast<float>(alpha), static_cast<float>(beta)});
+    append_eltwise(ops, {dnnl::algorithm::eltwise_clip_v2, 0.f, 1.f});
+#endif
+    return ops;
+  }
   EltwiseAlg e = eltwise_forward_alg(fused, alpha, beta);
   append_eltwise(ops, e);
   return ops;
+}
+
+bool exact_post_op(int32_t fused, double alpha, double beta) {
+  try {
+    fused_post_ops(fused, alpha, beta, false);
+    return true;
+  } catch (const Unsupported &) {
+    return false;
+  }
 }
 
 // ---- oneDNN 2.x and 3.x --------------------------------------------------------------------

@@ -320,7 +320,8 @@ bool is_reference_impl(const dnnl::primitive_desc_base &pd);
 void log_impl(const char *what, const dnnl::primitive_desc_base &pd);
 
 // The eltwise algorithm and parameters of an nnrt unary alg (forward direction). Refuses the
-// algs oneDNN has no eltwise for (SIGN).
+// algs oneDNN has no eltwise for (SIGN, ERF; HARD_SIGMOID in 2.x), or none that computes them as
+// nnrt does on every input (EXP, LOG, CLIP; HARD_SIGMOID in 3.x).
 struct EltwiseAlg {
   dnnl::algorithm alg;
   float alpha;
@@ -331,11 +332,14 @@ EltwiseAlg eltwise_forward_alg(int32_t unary_alg, double alpha, double beta);
 // that the op's inputs hold no NaN or infinity, and relu becomes oneDNN's own relu: exact for every
 // finite or infinite value but NaN (which it turns into 0), and far cheaper than the NaN-keeping
 // elu form in the kernels that apply post-ops element by element (the gemm convolution); clip
-// (ReLU6) becomes oneDNN's clip_v2, exact but for NaN (which it turns into the lower bound).
+// (ReLU6) becomes oneDNN's clip_v2, exact but for NaN (which it turns into the lower bound), and
+// so does hard sigmoid (after a line, in 2.x).
 // Without it clip is refused (the caller clips with nnrt's rule itself).
 // `ops` holds the post-ops that come before the activation (an int8 product's bias), if any.
 dnnl::post_ops fused_post_ops(int32_t fused, double alpha, double beta, bool finite_inputs = false,
                               dnnl::post_ops ops = dnnl::post_ops());
+// Whether fused_post_ops takes `fused` without `finite_inputs` (a post-op exact on every input).
+bool exact_post_op(int32_t fused, double alpha, double beta);
 
 // ---- oneDNN 2.x and 3.x --------------------------------------------------------------------
 //

@@ -32,6 +32,7 @@
 #include "onednn_kept_input.h"
 #include "onednn_measure.h"
 #include "onednn_special_values.h"
+#include "nnrt/kernels/eltwise.h"
 
 #include <cstring>
 
@@ -169,7 +170,9 @@ md with_batch(nnrt_tensor_desc t, int64_t n) {
 // then only reach the fast path from an overflow inside the sum (inf - inf), which it turns into 0.
 // A fused clip (ReLU6, MobileNets' activation) is built the same way, with oneDNN's clip_v2 on the
 // fast path; oneDNN has no NaN-keeping clip, so the exact path convolves without a post-op and
-// clips the output with nnrt's rule (NaN stays NaN) in a second pass.
+// clips the output with nnrt's rule (NaN stays NaN) in a second pass. (oneDNN 2's hard sigmoid is
+// the same: oneDNN 3's hardsigmoid, or 2's line and clip_v2, on the fast path.) An activation oneDNN has no post-op for at all
+// (erf, sign) takes that second pass always, so that the convolution stays on oneDNN's kernels.
 class ConvForwardOp : public Op {
  public:
   ConvForwardOp(const Build &b, const ConvGeometry &g, dt type) : x_desc_(b.desc.inputs[0]), w_desc_(b.desc.inputs[1]) {
@@ -177,22 +180,26 @@ class ConvForwardOp : public Op {
     const bool plan_only = b.plan_only;
     has_bias_ = d.n_inputs > 2;
     if (has_bias_) b_desc_ = d.inputs[2];
-    const bool clip = d.attrs.fused == NNRT_UNARY_CLIP;
-    two_paths_ = (d.attrs.fused == NNRT_UNARY_RELU || clip) && (type == dt::f32 || type == dt::bf16);
-    if (clip) {
-      // clip_v2 and nnrt's rule part where the bounds cross; the reference backend takes those.
-      if (!two_paths_ || !(d.attrs.alpha <= d.attrs.beta)) refuse("conv2d: a fused clip needs f32 or bf16 and min <= max");
-      clip_ = true;
-      clip_lo_ = static_cast<float>(d.attrs.alpha);
-      clip_hi_ = static_cast<float>(d.attrs.beta);
+    const int32_t fused = d.attrs.fused;
+    const bool f32_or_bf16 = type == dt::f32 || type == dt::bf16;
+    // clip_v2 and nnrt's rule part where the bounds cross; the reference backend takes those.
+    if (fused == NNRT_UNARY_CLIP && !(d.attrs.alpha <= d.attrs.beta)) refuse("conv2d: a fused clip needs min <= max");
+    after_ = !exact_post_op(fused, d.attrs.alpha, d.attrs.beta);
+    if (after_) {
+      if (!f32_or_bf16) refuse("conv2d: this fused activation needs f32 or bf16 on oneDNN");
       y_desc_ = d.outputs[0];
+      fused_ = fused;
+      alpha_ = static_cast<float>(d.attrs.alpha);
+      beta_ = static_cast<float>(d.attrs.beta);
     }
+    const bool fast_when_finite = fused == NNRT_UNARY_RELU || fused == NNRT_UNARY_CLIP || fused == NNRT_UNARY_HARD_SIGMOID;
+    two_paths_ = fast_when_finite && f32_or_bf16;
     md bias = has_bias_ ? vector_desc(g.y_dims[1], type) : md();
     using PD = dnnl::convolution_forward::primitive_desc;
     const md user_w = user_weights_desc(d.inputs[1], g, type);
     auto make_pd = [&](bool finite_inputs, const Layouts &l, const ConvGeometry &m) {
       dnnl::primitive_attr attr = base_attr();
-      if (!clip || finite_inputs) attr.set_post_ops(fused_post_ops(d.attrs.fused, d.attrs.alpha, d.attrs.beta, finite_inputs));
+      if (!after_ || finite_inputs) attr.set_post_ops(fused_post_ops(fused, d.attrs.alpha, d.attrs.beta, finite_inputs));
       return onednn::make_pd<dnnl::convolution_forward>(attr, dnnl::prop_kind::forward_inference,
                                                         dnnl::algorithm::convolution_direct, l.x(m, type),
                                                         l.w(m, type), bias, l.y(m, type), m.strides, m.dilates,
@@ -243,12 +250,12 @@ class ConvForwardOp : public Op {
                        (has_bias_ && find_special_values(r.args().inputs[2], b_desc_) != 0));
     r.execute(exact ? conv_exact_ : conv_, std::move(args));
     y_.finish(r, y, 0);
-    if (exact && clip_) clip_output(r.args().outputs[0]);
+    if (after_ && (exact || !two_paths_)) activate_output(r.args().outputs[0]);
   }
 
  private:
-  // The exact path's clip: min(max(v, lo), hi) on every element of y, NaN kept (nnrt's rule).
-  void clip_output(void *y) const {
+  // The exact path's activation by nnrt's rule (NaN kept), on every element of y.
+  void activate_output(void *y) const {
     const nnrt_tensor_desc &t = y_desc_;
     const int64_t n = t.dims[0], c = t.dims[1], h = t.dims[2], w = t.dims[3];
     for (int64_t i = 0; i < n; ++i)
@@ -257,13 +264,15 @@ class ConvForwardOp : public Op {
           for (int64_t l = 0; l < w; ++l) {
             const int64_t at = i * t.strides[0] + j * t.strides[1] + k * t.strides[2] + l * t.strides[3];
             const float v = load_float(y, t.dtype, at);
-            store_float(y, t.dtype, at, v < clip_lo_ ? clip_lo_ : (v > clip_hi_ ? clip_hi_ : v));
+            store_float(y, t.dtype, at, kernels::unary_forward(fused_, v, alpha_, beta_));
           }
   }
 
   nnrt_tensor_desc x_desc_, w_desc_, b_desc_{}, y_desc_{};
-  float clip_lo_ = 0, clip_hi_ = 0;  // a fused clip's bounds
-  bool has_bias_ = false, two_paths_ = false, clip_ = false;
+  int32_t fused_ = 0;
+  float alpha_ = 0, beta_ = 0;  // the fused activation's, for activate_output
+  bool has_bias_ = false, two_paths_ = false;
+  bool after_ = false;  // oneDNN's post-op is not exact: the exact path activates in a second pass
   Bridge x_, w_, b_, y_;
   std::unique_ptr<KeptInput> kept_w_;  // when the weights need a reorder
   dnnl::convolution_forward conv_, conv_exact_;

@@ -15,7 +15,8 @@ using dnnl::algorithm;
 // where oneDNN's gradient differs from nnrt's at a kink or on non-finite inputs (measured by the
 // conformance suite's nan-inf cases): relu and leaky relu (at x = 0 oneDNN takes the x > 0 side;
 // a NaN or infinite dy where the gradient is 0 gives NaN, nnrt gives 0), elu and abs (NaN x),
-// exp (NaN becomes +inf), clip (0 at the bounds, nnrt passes the gradient on [alpha, beta]).
+// exp (NaN becomes +inf), clip (0 at the bounds, nnrt passes the gradient on [alpha, beta]), hard
+// sigmoid and hard swish (NaN x gives NaN; nnrt's gradient, PyTorch's, is 0 and dy).
 EltwiseAlg eltwise_backward_alg(int32_t unary_alg, double alpha, double beta, bool use_dst) {
   switch (unary_alg) {
     case NNRT_UNARY_RELU:
@@ -24,6 +25,8 @@ EltwiseAlg eltwise_backward_alg(int32_t unary_alg, double alpha, double beta, bo
     case NNRT_UNARY_ABS: refuse("unary backward: oneDNN's abs gradient does not keep NaN");
     case NNRT_UNARY_EXP: refuse("oneDNN's exp turns NaN into +inf");
     case NNRT_UNARY_CLIP: refuse("unary backward: oneDNN's clip gradient is 0 at the bounds, nnrt's is not");
+    case NNRT_UNARY_HARD_SIGMOID:
+    case NNRT_UNARY_HARD_SWISH: refuse("unary backward: oneDNN's hard sigmoid and hard swish gradients do not keep NaN x out");
     default: break;
   }
   EltwiseAlg e = eltwise_forward_alg(unary_alg, alpha, beta);

@@ -107,7 +107,8 @@ class UnaryBackwardKernel final : public OpKernel {
 
 void expect_unary_alg(const nnrt_op_attrs &attrs) {
   if (!is_unary_alg(attrs.alg))
-    fail(NNRT_ERR_UNSUPPORTED, "alg %d is not an nnrt_unary_alg (IDENTITY 1 .. SIGN 16)", attrs.alg);
+    fail(NNRT_ERR_UNSUPPORTED, "alg %d is not an nnrt_unary_alg (%d .. %d)", attrs.alg, NNRT_UNARY_IDENTITY,
+         NNRT_UNARY_LAST);
   if (attrs.alg == NNRT_UNARY_CLIP)
     expect_attr(attrs.alpha <= attrs.beta, "CLIP needs alpha (low) <= beta (high); got alpha %g, beta %g",
                 attrs.alpha, attrs.beta);

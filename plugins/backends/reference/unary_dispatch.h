@@ -5,14 +5,14 @@
 #include <type_traits>
 
 #include "errors.h"
-#include "nnrt/nnrt_backend.h"
+#include "nnrt/kernels/eltwise.h"
 
 namespace nnrt::reference {
 
 template <int Alg>
 using UnaryAlg = std::integral_constant<int, Alg>;
 
-inline bool is_unary_alg(int alg) { return alg >= NNRT_UNARY_IDENTITY && alg <= NNRT_UNARY_SIGN; }
+using kernels::is_unary_alg;
 
 template <class Fn>
 decltype(auto) visit_unary_alg(int alg, Fn &&fn) {
@@ -33,6 +33,12 @@ decltype(auto) visit_unary_alg(int alg, Fn &&fn) {
     case NNRT_UNARY_LINEAR: return fn(UnaryAlg<NNRT_UNARY_LINEAR>{});
     case NNRT_UNARY_CLIP: return fn(UnaryAlg<NNRT_UNARY_CLIP>{});
     case NNRT_UNARY_SIGN: return fn(UnaryAlg<NNRT_UNARY_SIGN>{});
+    case NNRT_UNARY_SWISH: return fn(UnaryAlg<NNRT_UNARY_SWISH>{});
+    case NNRT_UNARY_HARD_SIGMOID: return fn(UnaryAlg<NNRT_UNARY_HARD_SIGMOID>{});
+    case NNRT_UNARY_HARD_SWISH: return fn(UnaryAlg<NNRT_UNARY_HARD_SWISH>{});
+    case NNRT_UNARY_GELU_TANH: return fn(UnaryAlg<NNRT_UNARY_GELU_TANH>{});
+    case NNRT_UNARY_ERF: return fn(UnaryAlg<NNRT_UNARY_ERF>{});
+    case NNRT_UNARY_SOFTPLUS: return fn(UnaryAlg<NNRT_UNARY_SOFTPLUS>{});
   }
   fail(NNRT_ERR_INTERNAL, "unary alg %d reached a kernel", alg);
 }
@@ -40,7 +46,8 @@ decltype(auto) visit_unary_alg(int alg, Fn &&fn) {
 // The algs whose cost is a libm call: they get a smaller parallel grain.
 inline bool unary_alg_is_expensive(int alg) {
   return alg == NNRT_UNARY_EXP || alg == NNRT_UNARY_LOG || alg == NNRT_UNARY_ELU ||
-         alg == NNRT_UNARY_GELU || alg == NNRT_UNARY_SIGMOID || alg == NNRT_UNARY_TANH;
+         alg == NNRT_UNARY_GELU || alg == NNRT_UNARY_SIGMOID || alg == NNRT_UNARY_TANH || alg == NNRT_UNARY_SWISH ||
+         alg == NNRT_UNARY_GELU_TANH || alg == NNRT_UNARY_ERF || alg == NNRT_UNARY_SOFTPLUS;
 }
 
 }  // namespace nnrt::reference

@@ -148,8 +148,8 @@ void expect_attr(bool ok, const char *format, ...) {
 // The fused activation of MATMUL and CONV2D: 0 or an nnrt_unary_alg.
 void expect_fused_activation(const nnrt_op_attrs &attrs) {
   if (attrs.fused != NNRT_UNARY_NONE && !is_unary_alg(attrs.fused))
-    fail(NNRT_ERR_UNSUPPORTED, "fused %d is neither 0 nor an nnrt_unary_alg (IDENTITY 1 .. SIGN 16)",
-         attrs.fused);
+    fail(NNRT_ERR_UNSUPPORTED, "fused %d is neither 0 nor an nnrt_unary_alg (%d .. %d)", attrs.fused,
+         NNRT_UNARY_IDENTITY, NNRT_UNARY_LAST);
   if (attrs.fused == NNRT_UNARY_CLIP)
     expect_attr(attrs.alpha <= attrs.beta, "fused CLIP needs alpha <= beta; got alpha %g, beta %g",
                 attrs.alpha, attrs.beta);

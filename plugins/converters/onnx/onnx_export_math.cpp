@@ -10,7 +10,11 @@ namespace nnrt::io::onnx_format {
 
 void write_activation(Exporter &ex, const std::string &act, const std::string &x, const std::string &out) {
   const Json &a = ex.attrs();
-  double alpha = a.contains("alpha") ? a["alpha"].get<double>() : (act == "elu" ? 1.0 : 0.01);
+  double alpha = a.contains("alpha") ? a["alpha"].get<double>()
+                 : act == "elu" || act == "swish" || act == "silu" ? 1.0
+                 : act == "hardsigmoid" || act == "hard_sigmoid" ? 1.0 / 6
+                                                                 : 0.01;
+  double beta = a.contains("beta") ? a["beta"].get<double>() : 0.5;  // hardsigmoid's
   if (act == "identity" || act == "linear" || act == "none") ex.add("Identity", {x}, out);
   else if (act == "relu") ex.add("Relu", {x}, out);
   else if (act == "relu6") ex.add("Clip", {x, ex.scalar(out + "/min", 0.0f), ex.scalar(out + "/max", 6.0f)}, out);
@@ -20,7 +24,33 @@ void write_activation(Exporter &ex, const std::string &act, const std::string &x
   else if (act == "elu") Exporter::set_float(ex.add("Elu", {x}, out), "alpha", alpha);
   else if (act == "softmax") Exporter::set_int(ex.add("Softmax", {x}, out), "axis", 1);
   else if (act == "log_softmax") Exporter::set_int(ex.add("LogSoftmax", {x}, out), "axis", 1);
-  else if (act == "gelu") {
+  else if (act == "hardswish" || act == "hard_swish") ex.add("HardSwish", {x}, out);
+  else if (act == "hardsigmoid" || act == "hard_sigmoid") {
+    onnx::NodeProto &n = ex.add("HardSigmoid", {x}, out);
+    Exporter::set_float(n, "alpha", alpha);
+    Exporter::set_float(n, "beta", beta);
+  } else if (act == "softplus") ex.add("Softplus", {x}, out);
+  else if (act == "erf") ex.add("Erf", {x}, out);
+  else if (act == "silu" || act == "swish") {
+    // Opset 17 has no Swish: x * sigmoid(alpha x), as torch.onnx.export writes nn.SiLU.
+    std::string scaled = x;
+    if (alpha != 1.0) ex.add("Mul", {x, ex.scalar(out + "/alpha", static_cast<float>(alpha))}, scaled = out + "/scaled");
+    ex.add("Sigmoid", {scaled}, out + "/sigmoid");
+    ex.add("Mul", {x, out + "/sigmoid"}, out);
+  } else if (act == "gelu_tanh") {
+    // As torch.onnx.export writes GELU(approximate="tanh"): x * 0.5 * (1 + tanh(sqrt(2 / pi) *
+    // (x + 0.044715 x^3))).
+    ex.add("Mul", {x, x}, out + "/square");
+    ex.add("Mul", {x, out + "/square"}, out + "/cube");
+    ex.add("Mul", {out + "/cube", ex.scalar(out + "/kappa", 0.044715f)}, out + "/cubic");
+    ex.add("Add", {x, out + "/cubic"}, out + "/inner");
+    ex.add("Mul", {out + "/inner", ex.scalar(out + "/beta", static_cast<float>(std::sqrt(2.0 / M_PI)))},
+           out + "/scaled");
+    ex.add("Tanh", {out + "/scaled"}, out + "/tanh");
+    ex.add("Add", {out + "/tanh", ex.scalar(out + "/one", 1.0f)}, out + "/plus1");
+    ex.add("Mul", {x, out + "/plus1"}, out + "/prod");
+    ex.add("Mul", {out + "/prod", ex.scalar(out + "/half", 0.5f)}, out);
+  } else if (act == "gelu") {
     // Opset 17 has no Gelu: x * 0.5 * (1 + erf(x / sqrt(2))).
     ex.add("Div", {x, ex.scalar(out + "/sqrt2", static_cast<float>(std::sqrt(2.0)))}, out + "/scaled");
     ex.add("Erf", {out + "/scaled"}, out + "/erf");

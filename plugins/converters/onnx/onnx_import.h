@@ -190,8 +190,10 @@ class Importer {
   // For an activation node (Relu, Clip(0, 6), ...): when its input 0 is made by the convolution
   // emitted last and nothing else reads it, that conv2d takes `activation` (its config keys, as
   // {"activation": "relu6"}) and the node's output names it; true then, false (nothing done)
-  // otherwise (onnx_import_conv.cpp).
+  // otherwise (onnx_import_conv.cpp). The second form is for fusions: the activation of value `in`
+  // is the fused region that ends at this node, which itself reads `in` `own_reads` times.
   bool fuse_into_conv(const Json &activation);
+  bool fuse_into_conv(const Json &activation, const std::string &in, int own_reads);
   // The layer that made `output` (a translator's own step, as the clip of a QDQ pair) is dropped at
   // the end of the import when no node reads it.
   void drop_if_unread(const std::string &output);

@@ -55,15 +55,18 @@ void binary(Importer &im, const char *op) {
   im.move_batch(out, batch_axis);
 }
 
-void activation(Importer &im, const char *name, double alpha_default) {
-  bool alpha = alpha_default != 0;
-  if (alpha) im.check_attrs({"alpha"});
+// An elementwise activation node: "alpha" (and "beta") attributes when it has defaults for them.
+void activation(Importer &im, const char *name, double alpha_default, double beta_default = 0) {
+  bool alpha = alpha_default != 0, beta = beta_default != 0;
+  if (beta) im.check_attrs({"alpha", "beta"});
+  else if (alpha) im.check_attrs({"alpha"});
   else im.check_attrs({"consumed_inputs"});
   im.check_outputs(1);
   im.accept_moved_batch();  // elementwise: wherever the batch is
   const Value &x = im.runtime_input(0);
   Json attrs = {{"activation", name}};
   if (alpha) attrs["alpha"] = im.attr_float("alpha", alpha_default);
+  if (beta) attrs["beta"] = im.attr_float("beta", beta_default);
   if (im.fuse_into_conv(attrs)) return;
   im.emit("activation", attrs, {im.node().input(0)}, {}, im.node().output(0));
   im.move_batch(im.node().output(0), x.batch_axis);
@@ -255,6 +258,10 @@ void register_math_ops(std::map<std::string, Importer::Translator> &t) {
   t["Tanh"] = [](Importer &im) { activation(im, "tanh", 0); };
   t["LeakyRelu"] = [](Importer &im) { activation(im, "leaky_relu", 0.01); };
   t["Elu"] = [](Importer &im) { activation(im, "elu", 1.0); };
+  t["HardSigmoid"] = [](Importer &im) { activation(im, "hardsigmoid", 0.2, 0.5); };  // ONNX's defaults
+  t["HardSwish"] = [](Importer &im) { activation(im, "hardswish", 0); };
+  t["Softplus"] = [](Importer &im) { activation(im, "softplus", 0); };
+  t["Erf"] = [](Importer &im) { activation(im, "erf", 0); };
   t["Softmax"] = [](Importer &im) { softmax(im, false); };
   t["LogSoftmax"] = [](Importer &im) { softmax(im, true); };
   t["LayerNormalization"] = layer_normalization;

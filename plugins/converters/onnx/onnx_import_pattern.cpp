@@ -216,7 +216,7 @@ std::optional<Fusion> GraphPattern::fusion(const std::string &entry, const std::
 std::vector<Fusion> find_fusions(const GraphPattern &g) {
   std::vector<Fusion> found;
   find_attention(g, found);
-  find_gelu(g, found);
+  find_activations(g, found);
   find_decomposed_norm(g, found);
   // The first match of a node wins.
   std::vector<Fusion> kept;

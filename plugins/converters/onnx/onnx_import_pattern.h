@@ -96,10 +96,10 @@ class GraphPattern {
 };
 
 // Every fusion of the graph (regions do not overlap: the first match of a node wins). Matchers by
-// family: onnx_import_attention.cpp, onnx_import_gelu.cpp, onnx_import_norm.cpp.
+// family: onnx_import_attention.cpp, onnx_import_activations.cpp, onnx_import_norm.cpp.
 std::vector<Fusion> find_fusions(const GraphPattern &g);
 void find_attention(const GraphPattern &g, std::vector<Fusion> &out);
-void find_gelu(const GraphPattern &g, std::vector<Fusion> &out);
+void find_activations(const GraphPattern &g, std::vector<Fusion> &out);
 void find_decomposed_norm(const GraphPattern &g, std::vector<Fusion> &out);
 
 }  // namespace nnrt::io::onnx_format

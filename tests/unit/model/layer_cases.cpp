@@ -111,12 +111,22 @@ std::vector<LayerCase> all_cases() {
   };
 
   // activation: every function, over features and (softmax along the channels) over images
-  for (const char *a : {"identity", "relu", "leaky_relu", "elu", "gelu", "sigmoid", "tanh", "softmax", "log_softmax"}) {
+  for (const char *a : {"identity", "relu", "leaky_relu", "elu", "gelu", "sigmoid", "tanh", "softmax", "log_softmax",
+                        "relu6", "gelu_tanh", "silu", "hardswish", "hardsigmoid", "softplus", "erf"}) {
     c.push_back({std::string("activation_") + a, std::string(R"({"type": "activation", "activation": ")") + a + "\"}",
                  {{5}}, 3});
   }
   c.push_back({"activation_leaky_relu_alpha", R"({"type": "activation", "activation": "leaky_relu", "alpha": 0.2})",
                {{5}}, 3});
+  c.push_back({"activation_swish_alpha", R"({"type": "activation", "activation": "swish", "alpha": 1.5})", {{5}}, 3});
+  c.push_back({"activation_hardsigmoid_alpha_beta",
+               R"({"type": "activation", "activation": "hardsigmoid", "alpha": 0.2, "beta": 0.4})", {{5}}, 3});
+  // Activations a convolution or dense layer applies itself (fused at inference).
+  c.push_back({"conv2d_silu", R"({"type": "conv2d", "filters": 3, "kernel": 3, "activation": "silu"})", {{2, 5, 5}}});
+  c.push_back({"conv2d_depthwise_hardswish",
+               R"({"type": "conv2d", "filters": 2, "kernel": 3, "groups": 2, "padding": 1, "activation": "hardswish"})",
+               {{2, 4, 4}}});
+  c.push_back({"dense_hardsigmoid", R"({"type": "dense", "units": 4, "activation": "hardsigmoid"})", {{5}}, 3});
   c.push_back({"activation_elu_alpha", R"({"type": "activation", "activation": "elu", "alpha": 0.5})", {{5}}, 3});
   c.push_back({"activation_softmax_images", R"({"type": "activation", "activation": "softmax"})", {{3, 2, 2}}});
   c.push_back({"activation_log_softmax_images", R"({"type": "activation", "activation": "log_softmax"})", {{3, 2, 2}}});

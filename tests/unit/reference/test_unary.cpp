@@ -32,6 +32,13 @@ double reference_unary(int alg, double x) {
     case NNRT_UNARY_LINEAR: return kAlpha * x + kBeta;
     case NNRT_UNARY_CLIP: return x < kAlpha ? kAlpha : (x > kBeta ? kBeta : x);
     case NNRT_UNARY_SIGN: return x > 0 ? 1 : (x < 0 ? -1 : 0);
+    case NNRT_UNARY_SWISH: return x / (1 + exp(-kAlpha * x));
+    case NNRT_UNARY_HARD_SIGMOID: return fmax(0, fmin(1, kAlpha * x + kBeta));
+    case NNRT_UNARY_HARD_SWISH: return x * fmax(0, fmin(1, kAlpha * x + kBeta));
+    // 0.5 x (1 + tanh(u)) as x / (1 + exp(-2u)), which does not cancel for negative x.
+    case NNRT_UNARY_GELU_TANH: return x / (1 + exp(-2 * sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    case NNRT_UNARY_ERF: return erf(x);
+    case NNRT_UNARY_SOFTPLUS: return log1p(exp(x));
   }
   return NAN;
 }
@@ -61,7 +68,7 @@ nnrt_op_attrs unary_attrs(int alg) {
 }
 
 TEST(Unary, EveryAlgEveryFloatDtype) {
-  for (int alg = NNRT_UNARY_IDENTITY; alg <= NNRT_UNARY_SIGN; ++alg)
+  for (int alg = NNRT_UNARY_IDENTITY; alg <= NNRT_UNARY_LAST; ++alg)
     for (int32_t dtype : kFloatDtypes) {
       const std::vector<double> in = test_inputs(alg);
       Tensor x = Tensor::of(dtype, {static_cast<int64_t>(in.size())}, in);
@@ -162,7 +169,7 @@ std::vector<double> forward_f64(int alg, const std::vector<double> &x) {
 }
 
 TEST(UnaryBackward, FiniteDifferencesInF64ForEveryAlg) {
-  for (int alg = NNRT_UNARY_IDENTITY; alg <= NNRT_UNARY_SIGN; ++alg) {
+  for (int alg = NNRT_UNARY_IDENTITY; alg <= NNRT_UNARY_LAST; ++alg) {
     const std::vector<double> x = test_inputs(alg);
     Tensor xt = Tensor::of(NNRT_DTYPE_F64, {static_cast<int64_t>(x.size())}, x);
     Tensor dy = Tensor::random(NNRT_DTYPE_F64, xt.dims, 100 + alg);
