@@ -107,6 +107,27 @@ void add_batchnorm(Picker &p, std::vector<Case> &out) {
     out.push_back(c);
     out.push_back(batchnorm_backward_3x4x5x5("nan-inf", Fill::Special(-2, 2), Fill::U(-1, 1)));
   }
+  for (int32_t t : {NNRT_DTYPE_F32, NNRT_DTYPE_BF16}) {
+    // x channels-last, as a convolution leaves it, and dy and dx plain, as the gradient of the
+    // layer above comes: a backend may have to bring them to one layout first.
+    nnrt_op_attrs a = no_attrs();
+    a.eps = 1e-5;
+    a.flags = NNRT_FLAG_TRAINING;
+    Dims d{4, 8, 7, 7};
+    const double m = std::sqrt(double(per_channel_count(d)));
+    std::string group = std::string("batchnorm_backward/") + dtype_name(t);
+    out.push_back(CaseBuilder(NNRT_OP_BATCHNORM_BACKWARD, group + "/4x8x7x7/x:nhwc/dy:contiguous/dx:contiguous", group)
+                      .in(make_tensor(t, d, Layout::channels_last), Fill::U(-2, 3))
+                      .in(make_tensor(t, d))
+                      .in(make_tensor(NNRT_DTYPE_F32, {8}), Fill::U(0, 1))
+                      .in(make_tensor(NNRT_DTYPE_F32, {8}), Fill::U(0.5, 2))
+                      .in(make_tensor(NNRT_DTYPE_F32, {8}), Fill::U(0.5, 1.5))
+                      .out(make_tensor(t, d), 2)
+                      .out(make_tensor(NNRT_DTYPE_F32, {8}), 3 * m)
+                      .out(make_tensor(NNRT_DTYPE_F32, {8}), m)
+                      .attrs(a)
+                      .done());
+  }
   nnrt_op_attrs a = no_attrs();
   a.eps = 1e-5;
   a.flags = NNRT_FLAG_TRAINING;

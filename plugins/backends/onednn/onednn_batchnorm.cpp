@@ -150,14 +150,17 @@ class BatchnormBackwardOp : public Op {
     std::vector<md> ds = activation_descs({&x, &dy, &dx}, type);
     const int64_t c = x.dims[1];
     const float eps = static_cast<float>(d.attrs.eps);
-    x_ = ds[0];
     dx_ = ds[2];
     // diff_dst and diff_src share one layout in oneDNN: dy is reordered into dx's when it differs.
+    // So is x: oneDNN's fast kernels want src in that layout too, and take their reference kernel
+    // (about 20x slower) otherwise, as when a convolution left x channels-last and the gradient
+    // from the layer above comes plain.
     dy_ = Bridge::to_inner(ds[1], dx_, layout, plan_only);
+    x_ = Bridge::to_inner(ds[0], dx_, layout, plan_only);
     dnnl::batch_normalization_forward::primitive_desc hint =
-        batchnorm_forward_pd(dnnl::prop_kind::forward_training, x_, eps, kScaleShift, dnnl::primitive_attr());
+        batchnorm_forward_pd(dnnl::prop_kind::forward_training, dx_, eps, kScaleShift, dnnl::primitive_attr());
     dnnl::batch_normalization_backward::primitive_desc pd =
-        batchnorm_backward_pd(dx_, x_, eps, kScaleShift, hint, base_attr());
+        batchnorm_backward_pd(dx_, dx_, eps, kScaleShift, hint, base_attr());
     layout.need_scratchpad(pd);
     mean_ = Bridge::to_inner(memory_desc(d.inputs[2]), pd.mean_desc(), layout, plan_only);
     var_ = Bridge::to_inner(memory_desc(d.inputs[3]), pd.variance_desc(), layout, plan_only);
@@ -174,7 +177,7 @@ class BatchnormBackwardOp : public Op {
     dnnl::memory dy = dy_.in(r, 1);
     dnnl::memory dgamma = dgamma_.out(r, 1), dbeta = dbeta_.out(r, 2);
     dnnl::memory gamma = gamma_.in(r, 4);
-    ExecArgs args{{DNNL_ARG_SRC, r.input(x_, 0)},
+    ExecArgs args{{DNNL_ARG_SRC, x_.in(r, 0)},
                   {DNNL_ARG_DIFF_DST, dnnl::memory(dx_, cpu_engine(), dy.get_data_handle())},
                   {DNNL_ARG_MEAN, mean_.in(r, 2)},
                   {DNNL_ARG_VARIANCE, var_.in(r, 3)},
@@ -197,8 +200,8 @@ class BatchnormBackwardOp : public Op {
 
  private:
   nnrt_op_desc desc_;
-  md x_, dx_;
-  Bridge dy_, mean_, var_, gamma_, dgamma_, dbeta_;
+  md dx_;
+  Bridge x_, dy_, mean_, var_, gamma_, dgamma_, dbeta_;
   dnnl::batch_normalization_backward bnorm_;
 };
 
