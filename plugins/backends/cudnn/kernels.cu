@@ -190,7 +190,8 @@ __global__ void unary_backward_kernel(int32_t alg, bool from_dst, typename F::S 
     int64_t o[3];
     strided_offsets(index, i, o);
     auto g = F::load(dy[o[1]]), v = F::load(s[o[2]]);
-    dx[o[0]] = F::store(from_dst ? backward_from_y(alg, g, v, alpha, beta) : nnrt::kernels::unary_backward(alg, g, v, alpha, beta));
+    dx[o[0]] = F::store(from_dst ? backward_from_y(alg, g, v, alpha, beta)
+                                 : nnrt::kernels::unary_backward(alg, g, v, alpha, beta));
   }
 }
 

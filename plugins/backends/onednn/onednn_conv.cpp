@@ -170,9 +170,10 @@ md with_batch(nnrt_tensor_desc t, int64_t n) {
 // then only reach the fast path from an overflow inside the sum (inf - inf), which it turns into 0.
 // A fused clip (ReLU6, MobileNets' activation) is built the same way, with oneDNN's clip_v2 on the
 // fast path; oneDNN has no NaN-keeping clip, so the exact path convolves without a post-op and
-// clips the output with nnrt's rule (NaN stays NaN) in a second pass. (oneDNN 2's hard sigmoid is
-// the same: oneDNN 3's hardsigmoid, or 2's line and clip_v2, on the fast path.) An activation oneDNN has no post-op for at all
-// (erf, sign) takes that second pass always, so that the convolution stays on oneDNN's kernels.
+// clips the output with nnrt's rule (NaN stays NaN) in a second pass. A hard sigmoid is built the
+// same way (oneDNN 3's hardsigmoid, or 2's line and clip_v2, on the fast path). An activation that
+// oneDNN has no exact post-op for at all (erf, sign) takes that second pass always, so that the
+// convolution stays on oneDNN's kernels.
 class ConvForwardOp : public Op {
  public:
   ConvForwardOp(const Build &b, const ConvGeometry &g, dt type) : x_desc_(b.desc.inputs[0]), w_desc_(b.desc.inputs[1]) {
