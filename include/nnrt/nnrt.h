@@ -355,6 +355,14 @@ NNRT_API void nnrt_array_release(nnrt_array *a);
 **                            attrs "axis" (the first normalized dim, default -1), "eps" (default
 **                            1e-5). layer_norm: (x - mean) / sqrt(var + eps) * gamma + beta;
 **                            rms_norm: x / sqrt(mean(x^2) + eps) * gamma + beta
+** Scaled dot-product attention (float dtypes), as PyTorch's scaled_dot_product_attention:
+**   attention                inputs q [N,H,Tq,D], k [N,H,Tk,D], v [N,H,Tk,Dv], optional mask (q's
+**                            dtype, added to the scores, broadcast to [N,H,Tq,Tk] like numpy);
+**                            attrs "causal" (bool, default false: each query sees the keys up to
+**                            its position, the queries being the last Tq of Tk positions), "scale"
+**                            (default 1 / sqrt(D)). o [N,H,Tq,Dv] = softmax(scale q k^T + mask) v,
+**                            computed a block of query rows at a time: no [Tq,Tk] array is made.
+**                            A row whose scores are all -inf is NaN.
 ** Type and layout:
 **   cast                     attr "dtype": "f32" | "f64" | "f16" | "bf16" | "i32" | "i64" | "u8" |
 **                            "i8" | "bool"; floats to f16/bf16 round to nearest even; floats to
@@ -466,7 +474,9 @@ NNRT_API nnrt_status nnrt_run_options_set_abort_callback(nnrt_run_options *o, nn
 **                (required; divides features), "causal" (false: with true, a token attends to
 **                itself and the tokens before it), "bias" (true), "init" (xavier_uniform);
 **                parameters in_proj_weight [3 features, features], in_proj_bias,
-**                out_proj.weight [features, features], out_proj.bias
+**                out_proj.weight [features, features], out_proj.bias. The attention runs as
+**                one op (the "attention" of nnrt_op): no [tokens, tokens] array per head is
+**                made, in prediction or training
 **   position_embedding   adds each position's vector to the tokens of [tokens, features]: the
 **                learned parameter weight [tokens, features] ("init", default normal(0, 0.02)), or
 **                with "sinusoidal": true the fixed sin/cos table of the original transformer

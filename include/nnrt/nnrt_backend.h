@@ -211,7 +211,26 @@ typedef enum nnrt_op_kind {
   ** the sum over a window of (x - attrs.zero_point) * w: y = fused(attrs.scale * scales[o] * acc +
   ** bias[o]), exact in 32 bits as for MATMUL_INT8, attrs.fused and NNRT_FLAG_WEIGHTS_7BIT as there. */
   NNRT_OP_CONV2D_INT8 = 30,
-  NNRT_OP_KIND_COUNT = 31 /* one past the last kind; grows as kinds are appended */
+  /* Scaled dot-product attention, as one op: float dtypes, every operand of q's dtype. in q
+  ** [N, H, Tq, D], k [N, H, Tk, D], v [N, H, Tk, Dv], mask [opt] (dims [N, H, Tq, Tk]; stride 0
+  ** repeats along a dim, so one [Tq, Tk] or [N, 1, 1, Tk] mask serves every head); out o
+  ** [N, H, Tq, Dv]; any strides (a head view of a [N, T, H * D] product needs no copy). alg
+  ** nnrt_attention_alg, attrs.alpha the scale (1 / sqrt(D) for the usual attention). For each n, h
+  ** and query row i, over the key rows j:
+  **   s_ij = alpha * (q_i . k_j) + mask_ij       (CAUSAL: minus infinity where j > i + Tk - Tq)
+  **   p_ij = softmax over j of s_ij;  o_i = sum over j of p_ij v_j
+  ** CAUSAL takes the queries to be the last Tq of the Tk positions (Tq = Tk: each position sees
+  ** itself and those before it; Tq = 1: a new position sees every key). A row whose scores are all
+  ** minus infinity gives NaN, as SOFTMAX does. Sums accumulate in f32 (f64 for f64). Memory: a
+  ** backend keeps scores for a block of query rows at a time, never a head's [Tq, Tk] matrix. */
+  NNRT_OP_ATTENTION = 31,
+  /* in q, k, v, dout (o's dims), mask [opt]; out dq, dk, dv (the dims of q, k and v); alg and alpha as
+  ** in the forward pass, whose probabilities p it computes again row by row (no saved state):
+  **   dv_j = sum over i of p_ij dout_i;  dp_ij = dout_i . v_j;  ds_ij = p_ij (dp_ij - sum_j p_ij dp_ij)
+  **   dq_i = alpha * sum over j of ds_ij k_j;  dk_j = alpha * sum over i of ds_ij q_i
+  ** The mask gets no gradient. */
+  NNRT_OP_ATTENTION_BACKWARD = 32,
+  NNRT_OP_KIND_COUNT = 33 /* one past the last kind; grows as kinds are appended */
 } nnrt_op_kind;
 
 /* The slots of nnrt_op_args.scalars that the kinds above read (nnrt/kernels/op_manifest.h lists
@@ -294,6 +313,11 @@ typedef enum nnrt_norm_alg {
   NNRT_NORM_RMS = 2    /* RMS normalization: divide by each row's root mean square */
 } nnrt_norm_alg;
 
+typedef enum nnrt_attention_alg {
+  NNRT_ATTENTION_FULL = 1,  /* every query row sees every key row (but what the mask hides) */
+  NNRT_ATTENTION_CAUSAL = 2 /* a query row sees the key rows up to its own position */
+} nnrt_attention_alg;
+
 typedef enum nnrt_random_alg { NNRT_RANDOM_UNIFORM = 1, NNRT_RANDOM_NORMAL = 2 } nnrt_random_alg;
 
 /* Optimizer rules (g is the gradient after the common steps of NNRT_OP_OPTIMIZER_UPDATE):
@@ -335,7 +359,7 @@ typedef struct nnrt_op_attrs {
   int32_t stride[2]; /* CONV2D*, POOL2D*: [h, w] */
   int32_t pad[4];    /* CONV2D*, POOL2D*: top, left, bottom, right */
   int32_t dilation[2]; /* CONV2D*: [h, w], 1 = dense */
-  double alpha;      /* UNARY*, fused activations, DROPOUT*: see each alg */
+  double alpha;      /* UNARY*, fused activations, DROPOUT*: see each alg; ATTENTION*: the scale */
   double beta;       /* UNARY*: see each alg */
   double eps;        /* BATCHNORM*, LAYERNORM*, OPTIMIZER_UPDATE */
   double momentum;   /* OPTIMIZER_UPDATE (SGD) */

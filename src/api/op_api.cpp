@@ -1,4 +1,5 @@
 // nnrt_op: array math by name. Each named op reads its attributes strictly and calls src/backend/ops.
+#include <cmath>
 #include <functional>
 #include <map>
 #include <vector>
@@ -222,6 +223,19 @@ const std::map<std::string, NamedOp> &named_ops() {
       {"log_softmax", softmax_op(NNRT_LOG_SOFTMAX)},
       {"layer_norm", norm_op(NNRT_NORM_LAYER)},
       {"rms_norm", norm_op(NNRT_NORM_RMS)},
+      {"attention",
+       {3, 4, 1,
+        [](OpArgs &a) {
+          ops::AttentionParams p;
+          p.causal = a.attrs.get_bool("causal", false);
+          const Array &q = a.in[0];
+          // PyTorch's scaled_dot_product_attention default: 1 / sqrt(the head size).
+          const double head = q.rank() == 4 && q.dim(3) > 0 ? static_cast<double>(q.dim(3)) : 1.0;
+          p.scale = a.attrs.get_number("scale", 1.0 / std::sqrt(head));
+          const Array *mask = a.in.size() > 3 ? &a.in[3] : nullptr;
+          // o is a view of a [N, Tq, H, Dv] array: the caller gets it as [N, H, Tq, Dv], contiguous.
+          return std::vector<Array>{ops::contiguous(a.ctx, ops::attention(a.ctx, q, a.in[1], a.in[2], mask, p))};
+        }}},
       {"cast",
        {1, 1, 1,
         [](OpArgs &a) {

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "backend/dispatch.h"
+#include "backend/op_checks.h"
 #include "core/checked_math.h"
 #include "core/dtype.h"
 #include "core/error.h"
@@ -16,19 +17,6 @@ namespace nnrt::ops {
 using backend::OpCall;
 
 namespace {
-
-void require_float(const Array &x, const char *op, const char *what) {
-  if (!dtype_is_float(x.dtype())) {
-    fail(NNRT_ERR_DTYPE, op, ": ", what, " must be a float array (f32, f64, f16, bf16), got ", dtype_name(x.dtype()));
-  }
-}
-
-void require_same_dtype(const Array &a, const Array &b, const char *op) {
-  if (a.dtype() != b.dtype()) {
-    fail(NNRT_ERR_DTYPE, op, ": inputs have different dtypes (", dtype_name(a.dtype()), " and ", dtype_name(b.dtype()),
-         "); cast one first");
-  }
-}
 
 void require_rank(const Array &x, int32_t rank, const char *op, const char *what) {
   if (x.rank() != rank) {

@@ -141,6 +141,28 @@ struct LayernormGrads {
 LayernormGrads layernorm_backward(Context &ctx, const Array &x, const Array &dy, const Array &mean, const Array &var,
                                   const Array *gamma, const LayernormParams &p, bool parameter_grads);
 
+// Scaled dot-product attention as one op (NNRT_OP_ATTENTION): q [N, H, Tq, D], k [N, H, Tk, D] and
+// v [N, H, Tk, Dv] of one float dtype, any strides (head views of [N, T, H * D] products need no
+// copy); mask null, or an additive mask of q's dtype broadcast to [N, H, Tq, Tk] (numpy rules: a
+// [Tq, Tk] mask serves every example and head, a [N, 1, 1, Tk] one masks keys per example).
+// `causal` hides from each query the keys after its position (the queries are the last Tq of Tk
+// positions). Runs as one op where the device takes it (no [Tq, Tk] array), else composed of
+// matmul and softmax on the device (attention_ops.cpp says why). o is [N, H, Tq, Dv]; from the one
+// op, a view of a contiguous [N, Tq, H, Dv] array, so that joining the heads again is a reshape.
+struct AttentionParams {
+  bool causal = false;
+  double scale = 1.0;  // on q.k, 1 / sqrt(D) for the usual attention
+};
+Array attention(Context &ctx, const Array &q, const Array &k, const Array &v, const Array *mask,
+                const AttentionParams &p);
+// The gradients of q, k and v from dout (o's shape), computing the probabilities again; from the
+// one op, each is a [N, H, T, D] view of a contiguous [N, T, H, D] array, as o is.
+struct AttentionGrads {
+  Array dq, dk, dv;
+};
+AttentionGrads attention_backward(Context &ctx, const Array &q, const Array &k, const Array &v, const Array &dout,
+                                  const Array *mask, const AttentionParams &p);
+
 // A rank-0 loss in pred's dtype; the gradient is scaled by `scale`.
 Array loss(Context &ctx, nnrt_loss_alg alg, const Array &pred, const Array &target);
 Array loss_backward(Context &ctx, nnrt_loss_alg alg, const Array &pred, const Array &target, double scale);

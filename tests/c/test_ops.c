@@ -407,6 +407,44 @@ static void test_softmax(void) {
   nnrt_array_release(a);
 }
 
+/* attention: one head, two queries over three keys, values one-hot: each output row is that row's
+** probabilities, softmax(scale q.k + mask); causal hides the keys after each query's position. */
+static void test_attention(void) {
+  int64_t sq[4] = {1, 1, 2, 1}, sk[4] = {1, 1, 3, 1}, sv[4] = {1, 1, 3, 3}, smask[2] = {2, 3}, so[4] = {1, 1, 2, 3};
+  float q_[2] = {1, 2}, k_[3] = {0, 1, 2}, v_[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, mask_[6] = {0, 0, -INFINITY, 0, 0, 0};
+  float want[6];
+  nnrt_array *q = f32(4, sq, q_), *k = f32(4, sk, k_), *v = f32(4, sv, v_), *mask = f32(2, smask, mask_), *out = NULL;
+  const nnrt_array *in[4] = {q, k, v, mask};
+  int i, j;
+  /* full, scale 0.5, with the mask: row 0 sees keys 0 and 1, row 1 all three */
+  for (i = 0; i < 2; ++i) {
+    double z = 0, e[3];
+    for (j = 0; j < 3; ++j) z += (e[j] = mask_[i * 3 + j] == -INFINITY ? 0 : exp(0.5 * q_[i] * k_[j]));
+    for (j = 0; j < 3; ++j) want[i * 3 + j] = (float)(e[j] / z);
+  }
+  if (C_TEST_RECORD(nnrt_op(ctx, "attention", in, 4, "{\"scale\": 0.5}", &out, 1) == NNRT_OK))
+    expect_f32(out, 4, so, want, 1e-6, __LINE__, __func__);
+  /* causal, default scale 1/sqrt(1): the two queries are positions 1 and 2 of 3 */
+  for (i = 0; i < 2; ++i) {
+    double z = 0, e[3];
+    for (j = 0; j < 3; ++j) z += (e[j] = j > i + 1 ? 0 : exp(q_[i] * k_[j]));
+    for (j = 0; j < 3; ++j) want[i * 3 + j] = (float)(e[j] / z);
+  }
+  if (C_TEST_RECORD(nnrt_op(ctx, "attention", in, 3, "{\"causal\": true}", &out, 1) == NNRT_OK))
+    expect_f32(out, 4, so, want, 1e-6, __LINE__, __func__);
+  /* bad input: k's head size differs from q's; a mask that does not broadcast; an unknown attr */
+  in[1] = v;
+  CHECK_STATUS(nnrt_op(ctx, "attention", in, 3, NULL, &out, 1), NNRT_ERR_SHAPE, "k [N, H, Tk, D]");
+  in[1] = k;
+  in[3] = v;
+  CHECK_STATUS(nnrt_op(ctx, "attention", in, 4, NULL, &out, 1), NNRT_ERR_SHAPE, "does not broadcast");
+  CHECK_STATUS(nnrt_op(ctx, "attention", in, 3, "{\"casual\": true}", &out, 1), NNRT_ERR_INVALID_ARGUMENT, "casual");
+  nnrt_array_release(q);
+  nnrt_array_release(k);
+  nnrt_array_release(v);
+  nnrt_array_release(mask);
+}
+
 /* Casts to f16/bf16 round to nearest even; the bit patterns are checked exactly. */
 static void test_casts(void) {
   int64_t s8[1] = {8};
@@ -708,6 +746,7 @@ int main(int argc, char **argv) {
   test_matmul();
   test_reductions();
   test_softmax();
+  test_attention();
   test_casts();
   test_layout();
   test_conv_pool();

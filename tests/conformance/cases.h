@@ -113,6 +113,8 @@ void add_training_cases(Picker &p, std::vector<Case> &out);  // loss, dropout, g
 void add_layernorm_cases(Picker &p, std::vector<Case> &out);
 // I8 copies, QUANTIZE, MATMUL_INT8 and CONV2D_INT8; from a picker of their own too.
 void add_int8_cases(Picker &p, std::vector<Case> &out);
+// ATTENTION and ATTENTION_BACKWARD; from a picker of their own too.
+void add_attention_cases(Picker &p, std::vector<Case> &out);
 
 // Every case, in a fixed order for a given seed.
 std::vector<Case> all_cases(uint64_t seed);

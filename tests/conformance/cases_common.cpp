@@ -129,9 +129,13 @@ std::vector<Case> all_cases(uint64_t seed) {
   const size_t before_int8 = cases.size();
   Picker int8_picker(seed ^ 0x696e7438ull);
   add_int8_cases(int8_picker, cases);
+  const size_t before_attention = cases.size();
+  Picker attention_picker(seed ^ 0x6174746eull);
+  add_attention_cases(attention_picker, cases);
   for (size_t i = 0; i < before_layernorm; ++i) cases[i].seed = p.seed();
   for (size_t i = before_layernorm; i < before_int8; ++i) cases[i].seed = layernorm_picker.seed();
-  for (size_t i = before_int8; i < cases.size(); ++i) cases[i].seed = int8_picker.seed();
+  for (size_t i = before_int8; i < before_attention; ++i) cases[i].seed = int8_picker.seed();
+  for (size_t i = before_attention; i < cases.size(); ++i) cases[i].seed = attention_picker.seed();
   return cases;
 }
 

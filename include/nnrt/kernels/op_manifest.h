@@ -47,7 +47,9 @@
     "(dx[, dgamma, dbeta])", 0)                                                                               \
   X(QUANTIZE, "quantize", 1, 1, "(x)", 1, 1, "(y)", 0)                                                        \
   X(MATMUL_INT8, "matmul_int8", 3, 4, "(a, b, scales, bias [opt])", 1, 1, "(c)", 0)                           \
-  X(CONV2D_INT8, "conv2d_int8", 3, 4, "(x, w, scales, bias [opt])", 1, 1, "(y)", 0)
+  X(CONV2D_INT8, "conv2d_int8", 3, 4, "(x, w, scales, bias [opt])", 1, 1, "(y)", 0)                           \
+  X(ATTENTION, "attention", 3, 4, "(q, k, v, mask [opt])", 1, 1, "(o)", 0)                                     \
+  X(ATTENTION_BACKWARD, "attention_backward", 4, 5, "(q, k, v, dout, mask [opt])", 3, 3, "(dq, dk, dv)", 0)
 
 namespace nnrt::kernels {
 

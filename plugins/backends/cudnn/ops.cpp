@@ -88,6 +88,8 @@ std::string op_refusal(const nnrt_op_desc &d) {
     case NNRT_OP_QUANTIZE:
     case NNRT_OP_MATMUL_INT8:
     case NNRT_OP_CONV2D_INT8:
+    case NNRT_OP_ATTENTION:
+    case NNRT_OP_ATTENTION_BACKWARD:
       return std::string(kernels::op_kind_info(d.kind).name) +
              " has no CUDA kernel in this version: it runs on the reference backend, staged through host memory";
     default: return "op kind " + std::to_string(d.kind) + " is not an nnrt_op_kind this backend knows";

@@ -167,6 +167,8 @@ Factory factory_for(int32_t kind) {
     case NNRT_OP_LAYERNORM_BACKWARD: return make_layernorm_backward;
     case NNRT_OP_MATMUL_INT8: return make_matmul_int8;
     case NNRT_OP_CONV2D_INT8: return make_conv2d_int8;
+    case NNRT_OP_ATTENTION: return make_attention;
+    case NNRT_OP_ATTENTION_BACKWARD: return make_attention_backward;
     default: return nullptr;  // fill, random, losses, dropout, gather/scatter, optimizer, argreduce
   }
 }
@@ -191,6 +193,13 @@ int threads_for(const nnrt_op_desc &d, int instance_threads) {
     const nnrt_tensor_desc &w = d.kind == NNRT_OP_CONV2D_BACKWARD_WEIGHTS ? d.outputs[0] : d.inputs[1];
     const nnrt_tensor_desc &y = d.kind == NNRT_OP_CONV2D ? d.outputs[0] : d.inputs[d.kind == NNRT_OP_CONV2D_BACKWARD_DATA ? 0 : 1];
     work = element_count(y) * (w.ndim == 4 ? w.dims[1] * w.dims[2] * w.dims[3] : 1);
+  } else if ((d.kind == NNRT_OP_ATTENTION || d.kind == NNRT_OP_ATTENTION_BACKWARD) && d.n_inputs >= 3 &&
+             d.inputs[0].ndim == 4 && d.inputs[1].ndim == 4 && d.inputs[2].ndim == 4) {
+    // scores * (D + Dv): the two products of each score
+    const nnrt_tensor_desc &q = d.inputs[0];
+    const double w = double(q.dims[0]) * double(q.dims[1]) * double(q.dims[2]) * double(d.inputs[1].dims[2]) *
+                     double(q.dims[3] + d.inputs[2].dims[3]);
+    work = w < double(kSmallWork) ? static_cast<int64_t>(w) : kSmallWork;
   } else {
     for (int i = 0; i < d.n_inputs && i < NNRT_OP_MAX_INPUTS; ++i) work += element_count(d.inputs[i]);
     for (int i = 0; i < d.n_outputs && i < NNRT_OP_MAX_OUTPUTS; ++i) work += element_count(d.outputs[i]);

@@ -174,6 +174,8 @@ class Run {
   dnnl::memory input(const dnnl::memory::desc &md, int index) const;
   dnnl::memory output(const dnnl::memory::desc &md, int index) const;
   dnnl::memory buffer(const dnnl::memory::desc &md, int slot) const;
+  // A buffer's memory itself, for an op's own loops.
+  void *buffer_data(int slot) const { return layout_.buffer(base_, slot); }
   const nnrt_op_args &args() const { return args_; }
 
   // Executes a primitive on this thread's stream, adding the scratchpad argument.
@@ -239,6 +241,8 @@ std::unique_ptr<Op> make_layernorm(const Build &b);
 std::unique_ptr<Op> make_layernorm_backward(const Build &b);
 std::unique_ptr<Op> make_matmul_int8(const Build &b);  // onednn_int8.cpp
 std::unique_ptr<Op> make_conv2d_int8(const Build &b);
+std::unique_ptr<Op> make_attention(const Build &b);  // onednn_attention.cpp
+std::unique_ptr<Op> make_attention_backward(const Build &b);
 
 // ---- descriptors ---------------------------------------------------------------------------
 

@@ -66,6 +66,8 @@ KernelPtr create_layernorm_backward(const OpSetup &setup);
 KernelPtr create_quantize(const OpSetup &setup);     // op_quantize.cpp
 KernelPtr create_matmul_int8(const OpSetup &setup);  // op_matmul_int8.cpp
 KernelPtr create_conv2d_int8(const OpSetup &setup);  // op_conv2d_int8.cpp
+KernelPtr create_attention(const OpSetup &setup);    // op_attention.cpp
+KernelPtr create_attention_backward(const OpSetup &setup);
 
 // Typed access to the run arguments.
 template <class T>

@@ -68,6 +68,8 @@ Factory factory_for(int32_t kind) {
     case NNRT_OP_QUANTIZE: return create_quantize;
     case NNRT_OP_MATMUL_INT8: return create_matmul_int8;
     case NNRT_OP_CONV2D_INT8: return create_conv2d_int8;
+    case NNRT_OP_ATTENTION: return create_attention;
+    case NNRT_OP_ATTENTION_BACKWARD: return create_attention_backward;
     default: return nullptr;
   }
 }

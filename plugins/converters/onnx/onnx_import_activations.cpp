@@ -68,10 +68,11 @@ std::optional<Fusion> at_erf(const GraphPattern &g, int index) {
   if (erf.input_size() != 1) return std::nullopt;
   // x / sqrt(2) or x * (1 / sqrt(2))
   const onnx::NodeProto *scaled = g.producer(erf.input(0), "Div");
+  if (scaled && scaled->input_size() != 2) return std::nullopt;
   if (scaled && !with_constant(g, *scaled, scaled->input(0), std::sqrt(2.0))) scaled = nullptr;
   if (!scaled) {
     scaled = g.producer(erf.input(0), "Mul");
-    if (!scaled) return std::nullopt;
+    if (!scaled || scaled->input_size() != 2) return std::nullopt;
     bool first = with_constant(g, *scaled, scaled->input(0), std::sqrt(0.5));
     if (!first && !with_constant(g, *scaled, scaled->input(1), std::sqrt(0.5))) return std::nullopt;
   }
@@ -136,6 +137,7 @@ std::optional<Fusion> at_sigmoid(const GraphPattern &g, int index) {
 
 void find_activations(const GraphPattern &g, std::vector<Fusion> &out) {
   for (int i = 0; i < g.graph().node_size(); ++i) {
+    if (g.node(i).output_size() != 1) continue;  // every node of these chains makes one value
     const std::string &op = g.node(i).op_type();
     std::optional<Fusion> f = op == "Erf"       ? at_erf(g, i)
                               : op == "Tanh"    ? at_tanh(g, i)

@@ -70,7 +70,7 @@ const onnx::NodeProto *GraphPattern::sole_reader(const std::string &name, const 
     if (found) return nullptr;
     found = &n;
   }
-  return found && found->op_type() == op_type ? found : nullptr;
+  return found && found->op_type() == op_type && found->output_size() == 1 ? found : nullptr;
 }
 
 std::optional<HostTensor> GraphPattern::constant(const std::string &name) const {

@@ -62,7 +62,7 @@ class GraphPattern {
   int producer_index(const std::string &name) const;
   const std::vector<int> &consumers(const std::string &name) const;
   // The one node of `op_type` reading `name`, when no other node but Shape nodes (which the region
-  // check allows) reads it; else nullptr.
+  // check allows) reads it, and it makes one output; else nullptr.
   const onnx::NodeProto *sole_reader(const std::string &name, const char *op_type) const;
 
   bool is_constant(const std::string &name) const;

@@ -6,14 +6,15 @@
 // and 0 otherwise; the heads are joined and projected by out_proj.weight [E, E] (and out_proj.bias).
 // The parameter names are PyTorch's, so a state dict loads as it is.
 //
-// This version composes the library's ops (batched matmul, softmax), so it keeps a [T, T] score
-// matrix per head and example; a fused attention op kind is future work.
+// The attention itself is one op (NNRT_OP_ATTENTION, ops::attention): it reads q, k and v as head
+// views of the projections, keeps scores for a block of rows at a time, never a [T, T] matrix per
+// head, and its backward pass computes the probabilities again instead of keeping them, so a
+// training step holds no [T, T] array either.
 //
 // Generation (model/decoder.h): a causal layer keeps the keys and values of the positions seen so
 // far (its key/value cache, [1, heads, T, d] each), so a new position costs its own projections and
 // one row of scores against the cache, not the whole prefix again.
 #include <cmath>
-#include <limits>
 
 #include "model/layer.h"
 
@@ -45,20 +46,17 @@ class MultiHeadAttentionLayer : public Layer {
   }
 
   // The saved arrays of a forward pass.
-  enum SavedIndex { kX, kQ, kK, kV, kP, kO };
+  enum SavedIndex { kX, kQ, kK, kV, kO };
 
   Array forward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, Saved &saved) const override {
     Context &ctx = pass.ctx;
     const Array &x = in[0];
-    const int64_t n = x.dim(0), d = width / heads;
-    // q (already divided by sqrt(d)), k and v as [N, heads, T, d] views of [N, T, E] products.
-    Array q = ops::scale(ctx, head_view(project(ctx, x, params, 0), n), 1.0 / std::sqrt(static_cast<double>(d)));
-    Array k = head_view(project(ctx, x, params, 1), n), v = head_view(project(ctx, x, params, 2), n);
-    Array scores = ops::matmul(ctx, q, ops::transpose(k, {0, 1, 3, 2}));  // [N, heads, T, T]
-    if (causal) scores = ops::add(ctx, scores, causal_mask(ctx, x.dtype(), tokens, 0));
-    Array p = ops::softmax(ctx, NNRT_SOFTMAX, scores, 3);
-    Array o = join_heads(ctx, ops::matmul(ctx, p, v), n);  // [N, T, E]
-    saved.arrays = {x, q, k, v, p, o};
+    const int64_t n = x.dim(0);
+    // q, k and v as [N, heads, T, d] views of [N, T, E] products.
+    Array q = head_view(project(ctx, x, params, 0), n), k = head_view(project(ctx, x, params, 1), n),
+          v = head_view(project(ctx, x, params, 2), n);
+    Array o = join_heads(ctx, ops::attention(ctx, q, k, v, nullptr, attention_params()), n);  // [N, T, E]
+    saved.arrays = {x, q, k, v, o};
     const Array *out_bias = bias ? &params[3] : nullptr;
     return ops::matmul(ctx, o, ops::transpose(params[bias ? 2 : 1], {1, 0}), out_bias);
   }
@@ -78,13 +76,12 @@ class MultiHeadAttentionLayer : public Layer {
     if (state.arrays.empty()) {
       for (int i = 0; i < 2; ++i) state.arrays.push_back(ops::empty(ctx, x.dtype(), Shape{1, heads, tokens, d}));
     }
-    Array q = ops::scale(ctx, head_view(project(ctx, x, params, 0), 1), 1.0 / std::sqrt(static_cast<double>(d)));
+    Array q = head_view(project(ctx, x, params, 0), 1);
     for (int i = 0; i < 2; ++i) ops::copy_into(ctx, head_view(project(ctx, x, params, i + 1), 1), state.arrays[i].slice(2, start, n));
     Array k = state.arrays[0].slice(2, 0, length), v = state.arrays[1].slice(2, 0, length);
-    Array scores = ops::matmul(ctx, q, ops::transpose(k, {0, 1, 3, 2}));  // [1, heads, n, length]
-    // One new position sees every cached one; several (the prompt) see those before them.
-    if (n > 1) scores = ops::add(ctx, scores, causal_mask(ctx, x.dtype(), n, start));
-    Array o = join_heads(ctx, ops::matmul(ctx, ops::softmax(ctx, NNRT_SOFTMAX, scores, 3), v), 1);
+    // The n new positions are the last n of `length`: a causal op lets each see the cached ones and
+    // the new ones before it.
+    Array o = join_heads(ctx, ops::attention(ctx, q, k, v, nullptr, attention_params()), 1);
     return ops::matmul(ctx, o, ops::transpose(params[bias ? 2 : 1], {1, 0}), bias ? &params[3] : nullptr);
   }
 
@@ -92,27 +89,22 @@ class MultiHeadAttentionLayer : public Layer {
                 const Saved &saved, const Array &dout, std::vector<Array> &din, std::vector<Array> &dparams) const override {
     Context &ctx = pass.ctx;
     const Array &x = saved.arrays[kX], &q = saved.arrays[kQ], &k = saved.arrays[kK], &v = saved.arrays[kV],
-                &p = saved.arrays[kP], &o = saved.arrays[kO];
-    const int64_t n = x.dim(0), d = width / heads;
+                &o = saved.arrays[kO];
+    const int64_t n = x.dim(0);
     const Array &w_out = params[bias ? 2 : 1];
     // y = o Wo^T + bo
     Array dy2 = rows(ctx, dout), o2 = rows(ctx, o);
     dparams[bias ? 2 : 1] = ops::matmul(ctx, ops::transpose(dy2, {1, 0}), o2);
     if (bias) dparams[3] = ops::reduce(ctx, NNRT_REDUCE_SUM, dy2, 1u, false);
     Array d_heads = head_view(ops::matmul(ctx, dout, w_out), n);  // d(o) as [N, heads, T, d]
-    // o = p v; p = softmax(scores); scores = q k^T (q already scaled)
-    Array dv = ops::matmul(ctx, ops::transpose(p, {0, 1, 3, 2}), d_heads);
-    Array dp = ops::matmul(ctx, d_heads, ops::transpose(v, {0, 1, 3, 2}));
-    Array ds = ops::softmax_backward(ctx, NNRT_SOFTMAX, dp, p, 3);
-    Array dq = ops::scale(ctx, ops::matmul(ctx, ds, k), 1.0 / std::sqrt(static_cast<double>(d)));
-    Array dk = ops::matmul(ctx, ops::transpose(ds, {0, 1, 3, 2}), q);
+    ops::AttentionGrads g = ops::attention_backward(ctx, q, k, v, d_heads, nullptr, attention_params());
     // q|k|v = x W_i^T + b_i for the three row blocks i of in_proj_weight.
     Array x2 = rows(ctx, x);
     std::vector<Array> dw, db;
     Array dx;
     int i = 0;
-    for (const Array *g : {&dq, &dk, &dv}) {
-      Array g2 = rows(ctx, join_heads(ctx, *g, n));
+    for (const Array *grad : {&g.dq, &g.dk, &g.dv}) {
+      Array g2 = rows(ctx, join_heads(ctx, *grad, n));
       dw.push_back(ops::matmul(ctx, ops::transpose(g2, {1, 0}), x2));
       if (bias) db.push_back(ops::reduce(ctx, NNRT_REDUCE_SUM, g2, 1u, false));
       if (pass.needs_input_grad(0)) {
@@ -127,6 +119,13 @@ class MultiHeadAttentionLayer : public Layer {
   }
 
  private:
+  ops::AttentionParams attention_params() const {
+    ops::AttentionParams p;
+    p.causal = causal;
+    p.scale = 1.0 / std::sqrt(static_cast<double>(width / heads));
+    return p;
+  }
+
   // Block i (0 q, 1 k, 2 v) of the input projection: x [N, T, E] -> [N, T, E].
   Array project(Context &ctx, const Array &x, const std::vector<Array> &params, int i) const {
     Array w = ops::transpose(params[0].slice(0, i * width, width), {1, 0});
@@ -147,17 +146,6 @@ class MultiHeadAttentionLayer : public Layer {
 
   // [N, T, E] -> [N * T, E].
   Array rows(Context &ctx, const Array &t) const { return ops::reshape(ctx, ops::contiguous(ctx, t), {-1, width}); }
-
-  // [rows, start + rows] for the positions start .. start + rows - 1 (a full pass: [T, T] from 0):
-  // 0 where a row's position may see the column's, -inf after it.
-  Array causal_mask(Context &ctx, nnrt_dtype dtype, int64_t rows, int64_t start) const {
-    const int64_t cols = start + rows;
-    std::vector<double> m(static_cast<size_t>(rows * cols), 0.0);
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = start + r + 1; c < cols; ++c) m[static_cast<size_t>(r * cols + c)] = -std::numeric_limits<double>::infinity();
-    Array f64 = ops::from_host(ctx, NNRT_DTYPE_F64, Shape{rows, cols}, m.data(), m.size() * sizeof(double));
-    return dtype == NNRT_DTYPE_F64 ? f64 : ops::cast(ctx, f64, dtype);
-  }
 };
 
 }  // namespace

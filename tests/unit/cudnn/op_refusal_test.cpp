@@ -195,7 +195,7 @@ TEST(OpRefusal, KindsWithoutACudaKernelSaySo) {
   // a CUDA implementation. A kind that gains one leaves this list.
   auto x = contiguous(F32, {4});
   const std::set<int32_t> without{NNRT_OP_LAYERNORM, NNRT_OP_LAYERNORM_BACKWARD, NNRT_OP_QUANTIZE, NNRT_OP_MATMUL_INT8,
-                                  NNRT_OP_CONV2D_INT8};
+                                  NNRT_OP_CONV2D_INT8, NNRT_OP_ATTENTION, NNRT_OP_ATTENTION_BACKWARD};
   for (int32_t kind : without) {
     std::string why = op_refusal(op(kind, NNRT_NORM_LAYER, {x}, {x}));
     EXPECT_NE(why.find("has no CUDA kernel"), std::string::npos) << "kind " << kind << ": " << why;

@@ -51,12 +51,15 @@ std::shared_ptr<Model> build(const std::shared_ptr<Context> &ctx, const std::str
   return m;
 }
 
-// |a - b| <= 1e-5 of the largest |b|: relative to the scores' scale.
+// |a - b| <= 5e-5 of the largest |b|: relative to the scores' scale. A step and the full pass
+// give the attention op different numbers of query rows (1 against the window), and oneDNN's GEMM
+// sums those shapes in different orders; the tripled weights make that rounding reach the scores
+// at about 1.1e-5 of their scale (seen on oneDNN 2.6, AVX2).
 void expect_close(const std::vector<double> &a, const std::vector<double> &b, const std::string &what) {
   ASSERT_EQ(a.size(), b.size()) << what;
   double scale = 0;
   for (double v : b) scale = std::max(scale, std::fabs(v));
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-5 * scale) << what << ", token " << i;
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 5e-5 * scale) << what << ", token " << i;
 }
 
 using DecoderTest = PerBackend;
