@@ -28,7 +28,7 @@
 namespace nnrt::onednn {
 namespace {
 
-constexpr int64_t kBlock = 64;  // query rows per block: [64, Tk] f32 scores stay in L2 up to Tk ~ 4096
+constexpr int64_t kBlock = 128;  // query rows per block: [64, Tk] f32 scores stay in L2 up to Tk ~ 4096
 
 // A [N, H, T, C] operand as GEMM sees it: rows of C dense floats, `ld` apart.
 struct Operand {
@@ -137,11 +137,14 @@ void triangle_into_keys(const Geometry &g, int64_t i0, int64_t rows, int64_t fir
   });
 }
 
-// Rows i0 .. i0 + rows - 1 of head (n, h): the scores alpha q k^T + mask over the first `keys`
-// columns of s (row stride tk), made into probabilities row by row.
-void probabilities(const Geometry &g, const float *q, const Operand &qo, const float *k, const Operand &ko,
-                   const float *mask, int64_t n, int64_t h, int64_t i0, int64_t rows, int64_t keys, float *s) {
-  gemm('N', 'T', rows, keys, g.d, g.scale(), q + qo.at(n, h, i0), qo.ld, k + ko.at(n, h, 0), ko.ld, 0.f, s, g.tk);
+struct ArithmeticExp {
+  float operator()(float x) const { return kernels::k_exp_arithmetic(x); }
+};
+
+// The rows of a block of scores (row stride tk) plus the mask, into probabilities: built for
+// AVX-512, AVX2 and the x86-64 baseline, so that the row math (attention.h) runs in vectors.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void softmax_rows(
+    const Geometry &g, const float *mask, int64_t n, int64_t h, int64_t i0, int64_t rows, int64_t keys, float *s) {
   for (int64_t r = 0; r < rows; ++r) {
     float *row = s + r * g.tk;
     const int64_t visible = g.visible(i0 + r);
@@ -149,8 +152,26 @@ void probabilities(const Geometry &g, const float *q, const Operand &qo, const f
       const float *m = mask + n * g.mask_strides[0] + h * g.mask_strides[1] + (i0 + r) * g.mask_strides[2];
       for (int64_t j = 0; j < visible; ++j) row[j] += m[j * g.mask_strides[3]];
     }
-    kernels::attention_softmax_row(row, visible, keys);
+    kernels::attention_softmax_row(row, visible, keys, ArithmeticExp());
   }
+}
+
+// The score gradient of a block (attention.h), 0 where a row does not see the key.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void score_grad_rows(
+    const Geometry &g, int64_t i0, int64_t rows, int64_t keys, const float *p, float *ds) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t visible = g.visible(i0 + r);
+    kernels::attention_score_grad_row(p + r * g.tk, ds + r * g.tk, visible);
+    std::fill(ds + r * g.tk + visible, ds + r * g.tk + keys, 0.f);
+  }
+}
+
+// Rows i0 .. i0 + rows - 1 of head (n, h): the scores alpha q k^T + mask over the first `keys`
+// columns of s (row stride tk), made into probabilities row by row.
+void probabilities(const Geometry &g, const float *q, const Operand &qo, const float *k, const Operand &ko,
+                   const float *mask, int64_t n, int64_t h, int64_t i0, int64_t rows, int64_t keys, float *s) {
+  gemm('N', 'T', rows, keys, g.d, g.scale(), q + qo.at(n, h, i0), qo.ld, k + ko.at(n, h, 0), ko.ld, 0.f, s, g.tk);
+  softmax_rows(g, mask, n, h, i0, rows, keys, s);
 }
 
 class AttentionForward final : public Op {
@@ -229,11 +250,7 @@ class AttentionBackward final : public Op {
         // dp = dout v^T, then the score gradient where a row sees the key and 0 where it does not.
         gemm('N', 'T', rows, keys, g_.dv, 1.f, dout + dout_.at(n, h, i0), dout_.ld, v + v_.at(n, h, 0), v_.ld, 0.f, ds,
              g_.tk);
-        for (int64_t r = 0; r < rows; ++r) {
-          const int64_t visible = g_.visible(i0 + r);
-          kernels::attention_score_grad_row(p + r * g_.tk, ds + r * g_.tk, visible);
-          std::fill(ds + r * g_.tk + visible, ds + r * g_.tk + keys, 0.f);
-        }
+        score_grad_rows(g_, i0, rows, keys, p, ds);
         const int64_t first = g_.visible(i0);
         const float *kh = k + k_.at(n, h, 0), *qb = q + q_.at(n, h, i0), *dob = dout + dout_.at(n, h, i0);
         float *dqb = dq + dq_.at(n, h, i0), *dkh = dk + dk_.at(n, h, 0), *dvh = dv + dv_.at(n, h, 0);
