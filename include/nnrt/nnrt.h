@@ -474,9 +474,9 @@ NNRT_API nnrt_status nnrt_run_options_set_abort_callback(nnrt_run_options *o, nn
 **                (required; divides features), "causal" (false: with true, a token attends to
 **                itself and the tokens before it), "bias" (true), "init" (xavier_uniform);
 **                parameters in_proj_weight [3 features, features], in_proj_bias,
-**                out_proj.weight [features, features], out_proj.bias. The attention runs as
-**                one op (the "attention" of nnrt_op): no [tokens, tokens] array per head is
-**                made, in prediction or training
+**                out_proj.weight [features, features], out_proj.bias. Attention is one op (nnrt_op
+**                "attention": no [tokens, tokens] array per head) where the backend takes it
+**                (reference; oneDNN f32), else batched matmul and softmax (cuDNN; bf16, f16)
 **   position_embedding   adds each position's vector to the tokens of [tokens, features]: the
 **                learned parameter weight [tokens, features] ("init", default normal(0, 0.02)), or
 **                with "sinusoidal": true the fixed sin/cos table of the original transformer

@@ -9,7 +9,8 @@
 // The attention itself is one op (NNRT_OP_ATTENTION, ops::attention): it reads q, k and v as head
 // views of the projections, keeps scores for a block of rows at a time, never a [T, T] matrix per
 // head, and its backward pass computes the probabilities again instead of keeping them, so a
-// training step holds no [T, T] array either.
+// training step holds no [T, T] array either. A device that does not take the op (cuDNN; oneDNN
+// for bf16 and f16) runs the same math as batched matmul and softmax (attention_ops.cpp).
 //
 // Generation (model/decoder.h): a causal layer keeps the keys and values of the positions seen so
 // far (its key/value cache, [1, heads, T, d] each), so a new position costs its own projections and
