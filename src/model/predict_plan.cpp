@@ -1,10 +1,12 @@
 #include "model/predict_plan.h"
 
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "core/run_control.h"
 #include "model/model.h"
 
@@ -115,35 +117,87 @@ class PredictPlan {
 
 namespace {
 
-struct RecordedOp {
-  ResolvedOp op;
-  std::vector<Array> in, out;
+// Where an op's operand was: the recorded storage (Recording::storages) and the byte offset of the
+// operand's first element in it.
+struct RecordedOperand {
+  size_t storage = 0;
+  int64_t offset = 0;
 };
 
+struct RecordedOp {
+  ResolvedOp op;
+  std::vector<RecordedOperand> in, out;
+};
+
+// A storage the recorded ops touched.
+struct RecordedStorage {
+  std::weak_ptr<Storage> identity;
+  // Held only for memory the pass found made (read before any op wrote it: the input, parameters,
+  // constants) or that host code wrote: a replay reads it, or it gives no plan.
+  std::shared_ptr<Storage> kept;
+  size_t bytes = 0;
+  bool first_written = false;  // the first op to touch it wrote it
+};
+
+// Records which storage each op touched without keeping the pass's own arrays alive: the pass frees
+// each activation after its last reader as it does unrecorded, so recording a plan takes no more
+// memory than an ordinary prediction (keeping them all made the first prediction of a ResNet-50 at
+// batch 16 hold every activation at once). Storages are told apart by their shared ownership (a
+// weak pointer keeps that unique while the recording lives), not by address, which a freed storage
+// hands on.
 class Recording : public backend::OpRecorder {
  public:
   void op_ran(const ResolvedOp &op, const Array *const *inputs, const Array *const *outputs) override {
     RecordedOp r{op, {}, {}};
-    for (int i = 0; i < op.desc.n_inputs; ++i) r.in.push_back(*inputs[i]);
-    for (int i = 0; i < op.desc.n_outputs; ++i) r.out.push_back(*outputs[i]);
+    for (int i = 0; i < op.desc.n_inputs; ++i) r.in.push_back(operand(*inputs[i], false));
+    for (int i = 0; i < op.desc.n_outputs; ++i) r.out.push_back(operand(*outputs[i], true));
     ops.push_back(std::move(r));
   }
   void host_wrote(const std::shared_ptr<Storage> &storage) override { host_written.emplace(storage.get(), storage); }
 
-  // Keeping every array alive until the plan is made also keeps the memory cache from handing a
-  // block to two of them, so each storage is one array of the pass.
+  // The recorded storage of `s`, if an op touched it.
+  const RecordedStorage *find(const std::shared_ptr<Storage> &s, size_t *index) const {
+    auto it = ids_.find(std::weak_ptr<Storage>(s));
+    if (it == ids_.end()) return nullptr;
+    *index = it->second;
+    return &storages[it->second];
+  }
+
   std::vector<RecordedOp> ops;
+  std::vector<RecordedStorage> storages;
   std::unordered_map<const Storage *, std::shared_ptr<Storage>> host_written;
+
+ private:
+  RecordedOperand operand(const Array &a, bool write) {
+    const std::shared_ptr<Storage> &s = a.storage();
+    auto [it, added] = ids_.emplace(std::weak_ptr<Storage>(s), storages.size());
+    if (added) {
+      RecordedStorage r;
+      r.identity = s;
+      r.bytes = s->bytes;
+      r.first_written = write;
+      if (!write || host_written.count(s.get())) r.kept = s;
+      storages.push_back(std::move(r));
+    }
+    return {it->second, bytes_between(s->ptr, a.data())};
+  }
+
+  std::map<std::weak_ptr<Storage>, size_t, std::owner_less<std::weak_ptr<Storage>>> ids_;
 };
 
-// One storage the recorded ops touched.
+bool same_storage(const std::weak_ptr<Storage> &a, const std::shared_ptr<Storage> &b) {
+  return !a.owner_before(b) && !b.owner_before(a);
+}
+
+// One storage the recorded ops touched, as the plan uses it.
 struct Buffer {
   Base base = Base::kArena;
   int32_t index = 0;
   size_t first = 0, last = 0;  // the steps that touch it first and last
   bool written = false;
-  std::shared_ptr<Storage> storage;
-  size_t offset = 0;  // in the arena
+  size_t bytes = 0;
+  int64_t base_offset = 0;  // the input's or a parameter's first element in its storage
+  size_t offset = 0;        // in the arena
 };
 
 class Compiler {
@@ -152,23 +206,25 @@ class Compiler {
 
   std::shared_ptr<PredictPlan> compile(const Recording &rec, const Array &y) {
     auto plan = std::make_shared<PredictPlan>();
+    buffers_.resize(rec.storages.size());
+    std::vector<bool> seen(rec.storages.size(), false);
     for (size_t k = 0; k < rec.ops.size(); ++k) {
       const RecordedOp &r = rec.ops[k];
-      for (const Array &a : r.in) touch(rec, a, k, false, *plan);
-      for (const Array &a : r.out) touch(rec, a, k, true, *plan);
+      for (const RecordedOperand &o : r.in) touch(rec, o.storage, k, false, seen, *plan);
+      for (const RecordedOperand &o : r.out) touch(rec, o.storage, k, true, seen, *plan);
     }
     // A replay rewrites only what the pass's own ops made: memory they did not make (the input,
     // parameters, constants) must be read-only, and the output must be one of theirs.
     for (const Buffer &b : buffers_)
       if (b.written && b.base != Base::kArena) return nullptr;
-    auto found = index_.find(y.storage().get());
-    if (found == index_.end() || buffers_[found->second].base != Base::kArena) return nullptr;
-    Buffer &out = buffers_[found->second];
+    size_t out_index = 0;
+    if (!rec.find(y.storage(), &out_index) || buffers_[out_index].base != Base::kArena) return nullptr;
+    Buffer &out = buffers_[out_index];
     size_t es = dtype_size(y.dtype());
-    if (out.storage->bytes % es != 0) return nullptr;
+    if (out.bytes % es != 0) return nullptr;
     out.base = Base::kOutput;
     plan->out_dtype = y.dtype();
-    plan->out_elements = static_cast<int64_t>(out.storage->bytes / es);
+    plan->out_elements = static_cast<int64_t>(out.bytes / es);
     plan->out_shape = y.shape();
     plan->out_strides = y.strides();
     plan->out_offset = y.offset();
@@ -183,36 +239,36 @@ class Compiler {
   }
 
  private:
-  void touch(const Recording &rec, const Array &a, size_t k, bool write, PredictPlan &plan) {
-    const Storage *s = a.storage().get();
-    auto it = index_.find(s);
-    if (it == index_.end()) {
-      Buffer b;
+  void touch(const Recording &rec, size_t id, size_t k, bool write, std::vector<bool> &seen, PredictPlan &plan) {
+    Buffer &b = buffers_[id];
+    if (!seen[id]) {
+      seen[id] = true;
+      const RecordedStorage &s = rec.storages[id];
       b.first = k;
-      b.storage = a.storage();
-      if (s == x_.storage().get()) {
+      b.bytes = s.bytes;
+      if (same_storage(s.identity, x_.storage())) {
         b.base = Base::kInput;
-      } else if (int32_t p = param_of(s); p >= 0) {
+        b.base_offset = bytes_between(x_.storage()->ptr, x_.data());
+      } else if (int32_t p = param_of(s.identity); p >= 0) {
         b.base = Base::kParam;
         b.index = p;
+        b.base_offset = bytes_between(params_[p].value.storage()->ptr, params_[p].value.data());
         plan.params.emplace_back(p, ArrayLayout::of(params_[p].value));
-      } else if (!write || rec.host_written.count(s)) {
-        // Read before any op wrote it: memory the pass found made (a constant), kept as it is.
+      } else if (s.kept) {
+        // Read before any op wrote it (memory the pass found made: a constant), or written by host
+        // code: kept as it is.
         b.base = Base::kConstant;
         b.index = static_cast<int32_t>(plan.constants.size());
-        plan.constants.push_back(b.storage);
+        plan.constants.push_back(s.kept);
       }
-      it = index_.emplace(s, buffers_.size()).first;
-      buffers_.push_back(b);
     }
-    Buffer &b = buffers_[it->second];
     b.last = k;
     b.written = b.written || write;
   }
 
-  int32_t param_of(const Storage *s) const {
+  int32_t param_of(const std::weak_ptr<Storage> &s) const {
     for (size_t i = 0; i < params_.size(); ++i)
-      if (params_[i].value.storage().get() == s) return static_cast<int32_t>(i);
+      if (same_storage(s, params_[i].value.storage())) return static_cast<int32_t>(i);
     return -1;
   }
 
@@ -226,10 +282,10 @@ class Compiler {
       for (const Buffer *p : placed)
         if (p->last >= b.first) live.push_back(p);
       std::sort(live.begin(), live.end(), [](const Buffer *l, const Buffer *r) { return l->offset < r->offset; });
-      size_t size = aligned(std::max<size_t>(b.storage->bytes, 1)), at = 0;
+      size_t size = aligned(std::max<size_t>(b.bytes, 1)), at = 0;
       for (const Buffer *p : live) {
         if (p->offset >= at + size) break;
-        at = std::max(at, p->offset + aligned(std::max<size_t>(p->storage->bytes, 1)));
+        at = std::max(at, p->offset + aligned(std::max<size_t>(p->bytes, 1)));
       }
       b.offset = at;
       plan.arena_bytes = std::max(plan.arena_bytes, at + size);
@@ -237,16 +293,11 @@ class Compiler {
     }
   }
 
-  Operand operand(const Array &a) const {
-    const Buffer &b = buffers_[index_.at(a.storage().get())];
-    Operand o{b.base, b.index, 0};
-    switch (b.base) {
-      case Base::kInput: o.offset = bytes_between(x_.data(), a.data()); break;
-      case Base::kParam: o.offset = bytes_between(params_[b.index].value.data(), a.data()); break;
-      case Base::kArena: o.offset = static_cast<int64_t>(b.offset) + bytes_between(b.storage->ptr, a.data()); break;
-      case Base::kConstant:
-      case Base::kOutput: o.offset = bytes_between(b.storage->ptr, a.data()); break;
-    }
+  Operand operand(const RecordedOperand &r) const {
+    const Buffer &b = buffers_[r.storage];
+    Operand o{b.base, b.index, r.offset};
+    if (b.base == Base::kInput || b.base == Base::kParam) o.offset -= b.base_offset;
+    if (b.base == Base::kArena) o.offset += static_cast<int64_t>(b.offset);
     return o;
   }
 
@@ -260,8 +311,7 @@ class Compiler {
 
   const Array &x_;
   const std::vector<Param> &params_;
-  std::vector<Buffer> buffers_;
-  std::unordered_map<const Storage *, size_t> index_;
+  std::vector<Buffer> buffers_;  // by recorded storage
 };
 
 }  // namespace
@@ -306,6 +356,17 @@ Array PredictPlans::predict(Context &ctx, const Array &x, const std::vector<Para
   auto made = std::make_shared<Entry>();
   made->input = key;
   made->plan = Compiler(x, params).compile(rec, y);
+  if (made->plan) {
+    // The recorded pass's arrays are back in the memory cache, in blocks of their own sizes, which
+    // the replays' one arena does not reuse: returned to the system, they would not sit beside it
+    // for the life of the process.
+    ctx.device()->memory().trim();
+    if (log::enabled(NNRT_LOG_INFO)) {
+      log::info(cat("prediction plan for an input of ", to_string(x.shape()), ": ", made->plan->steps.size(),
+                    " ops, an arena of ", made->plan->arena_bytes, " bytes (", made->plan->arena_bytes - made->plan->workspace_offset,
+                    " of them op workspace)"));
+    }
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   entries_.erase(std::remove_if(entries_.begin(), entries_.end(), [&](const auto &e) { return e->input == key; }),
                  entries_.end());

@@ -8,7 +8,9 @@
 // time never share bytes and the others reuse them; op workspaces get one more region. A replay
 // allocates the arena (one block from the memory cache), runs the recorded ops on it, and returns
 // a fresh output array. The ops, their descriptors and their order are the recorded ones, so a
-// replay computes exactly what the ordinary pass computes, bit for bit.
+// replay computes exactly what the ordinary pass computes, bit for bit. Recording keeps no array of
+// the pass alive (its peak memory is the ordinary pass's), and once a plan is made the memory cache
+// returns the recorded pass's blocks to the system. NNRT_LOG_LEVEL=info logs each plan's arena size.
 //
 // What a plan keeps is immutable: concurrent predictions share it, each with its own arena.
 // Parameter values are read at every replay (a set_param or a training step needs no
