@@ -65,7 +65,7 @@ std::shared_ptr<Device> Device::open(const BackendInfo &backend, int32_t index, 
           std::string detail = take_backend_error();
           fail(s, name, ": could not allocate ", bytes, " bytes of device memory", detail.empty() ? "" : ": ", detail);
         },
-        [inst, t](void *p) { t->mem_free(inst, p); },
+        [inst, t](void *p, size_t) { t->mem_free(inst, p); },
         device_memory_bytes(*d->table_, index),
         // Queued on the device's stream, ahead of any work that will use the block.
         [inst, t, stream = d->stream_](void *p, size_t bytes, int value) {

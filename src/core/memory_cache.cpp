@@ -1,5 +1,6 @@
 #include "core/memory_cache.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -112,7 +113,7 @@ void MemoryCache::release(void *ptr, size_t block_bytes) {
       return;
     }
   }
-  source_.release(ptr);
+  source_.release(ptr, block_bytes);
 }
 
 void MemoryCache::trim() {
@@ -122,7 +123,7 @@ void MemoryCache::trim() {
 
 void MemoryCache::trim_locked() {
   for (auto &bin : bins_)
-    for (void *p : bin.second) source_.release(p);
+    for (void *p : bin.second) source_.release(p, bin.first);
   bins_.clear();
   stats_.cached_bytes = 0;
 }
@@ -138,10 +139,27 @@ size_t physical_memory_bytes() {
   return static_cast<size_t>(pages) * static_cast<size_t>(page);
 }
 
+namespace {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr size_t kMappedBytes = SIZE_MAX;
+#else
+constexpr size_t kMappedBytes = size_t(1) << 20;
+#endif
+}  // namespace
+
 MemorySource host_memory_source() {
   return MemorySource{
-      [](size_t bytes) -> void * { return std::aligned_alloc(64, (bytes + 63) / 64 * 64); },
-      [](void *p) { std::free(p); },
+      [](size_t bytes) -> void * {
+        if (bytes < kMappedBytes) return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+        void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return nullptr;
+        madvise(p, bytes, MADV_HUGEPAGE);  // advice only: a kernel without huge pages ignores it
+        return p;
+      },
+      [](void *p, size_t bytes) {
+        if (bytes < kMappedBytes) std::free(p);
+        else munmap(p, bytes);
+      },
       physical_memory_bytes(),
       [](void *p, size_t bytes, int value) { std::memset(p, value, bytes); },
   };

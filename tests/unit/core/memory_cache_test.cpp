@@ -22,7 +22,7 @@ struct CountingSource {
                           ++allocations;
                           return std::aligned_alloc(64, n);
                         },
-                        [this](void *p) {
+                        [this](void *p, size_t) {
                           ++releases;
                           std::free(p);
                         }};
