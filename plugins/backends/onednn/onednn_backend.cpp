@@ -167,17 +167,13 @@ Factory factory_for(int32_t kind) {
     case NNRT_OP_LAYERNORM_BACKWARD: return make_layernorm_backward;
     case NNRT_OP_MATMUL_INT8: return make_matmul_int8;
     case NNRT_OP_CONV2D_INT8: return make_conv2d_int8;
+    case NNRT_OP_QUANTIZE: return make_quantize;
     case NNRT_OP_ATTENTION: return make_attention;
     case NNRT_OP_ATTENTION_BACKWARD: return make_attention_backward;
     default: return nullptr;  // fill, random, losses, dropout, gather/scatter, optimizer, argreduce
   }
 }
 
-int64_t element_count(const nnrt_tensor_desc &t) {
-  int64_t n = 1;
-  for (int i = 0; i < t.ndim && i < NNRT_MAX_DIMS; ++i) n *= t.dims[i];
-  return n;
-}
 
 // The OpenMP threads an op runs on: the instance's bound, or 1 for small work, where waking a
 // team of threads costs more than it saves (a few microseconds against an op of about as many).

@@ -259,6 +259,12 @@ md broadcast_desc(const nnrt_tensor_desc &t) {
   return md(ds, dnnl_type(t.dtype), normalized_strides(ds, st));
 }
 
+int64_t element_count(const nnrt_tensor_desc &t) {
+  int64_t n = 1;
+  for (int i = 0; i < t.ndim && i < NNRT_MAX_DIMS; ++i) n *= t.dims[i];
+  return n;
+}
+
 md dense_desc(const nnrt_tensor_desc &t, dt type) {
   dims ds = dims_of(t);
   dims st(ds.size());

@@ -241,6 +241,7 @@ std::unique_ptr<Op> make_layernorm(const Build &b);
 std::unique_ptr<Op> make_layernorm_backward(const Build &b);
 std::unique_ptr<Op> make_matmul_int8(const Build &b);  // onednn_int8.cpp
 std::unique_ptr<Op> make_conv2d_int8(const Build &b);
+std::unique_ptr<Op> make_quantize(const Build &b);  // onednn_quantize.cpp
 std::unique_ptr<Op> make_attention(const Build &b);  // onednn_attention.cpp
 std::unique_ptr<Op> make_attention_backward(const Build &b);
 
@@ -270,6 +271,8 @@ md memory_desc(const nnrt_tensor_desc &t, dt type);
 md broadcast_desc(const nnrt_tensor_desc &t);
 // A descriptor from dims and strides, with the strides of size-1 dims normalized as above.
 md strided_desc(const dims &ds, dt type, const dims &strides);
+// The elements t's dims hold.
+int64_t element_count(const nnrt_tensor_desc &t);
 // A dense row-major descriptor with t's dims (rank 0 becomes [1]).
 md dense_desc(const nnrt_tensor_desc &t, dt type);
 

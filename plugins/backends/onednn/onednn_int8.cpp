@@ -17,8 +17,9 @@
 // made, not at run time (its matmul, and oneDNN 3, take them at run time): there the convolution op
 // makes one primitive per set of scales it meets (one per layer of a model) and keeps a few.
 //
-// QUANTIZE is left to the reference backend: its rounding of x / scale in double is the contract,
-// and a oneDNN reorder multiplies by a rounded reciprocal in f32, which differs at ties.
+// QUANTIZE runs on the plugin's own loop (onednn_quantize.cpp), not on a oneDNN reorder: the
+// contract rounds x / scale in double, and a reorder multiplies by a rounded reciprocal in f32,
+// which differs at ties.
 #include <cstring>
 
 #include "onednn_common.h"
