@@ -27,14 +27,14 @@
 ** computes (see event_create). Device pointers passed to op_run may be offset into an allocation
 ** (views).
 **
-** Ops. An operation is described by an nnrt_op_desc: an op kind from the fixed op set below, the
-** dtype, dims and strides of every input and output, and static attributes. The host asks
-** supports(); if yes it calls op_create() once per distinct descriptor and caches the result (a
-** oneDNN primitive, a cuDNN execution plan), then calls op_run() with data pointers, a workspace of
-** the size op_create() asked for, the stream, and per-call scalars. Values that change from call to
-** call (learning rate, step number, RNG counter, fill value) are in nnrt_op_args, never in the
-** descriptor, so that cached ops are reused. An op the selected backend does not support runs on the
-** reference backend instead.
+** Ops. An op is described by an nnrt_op_desc: an op kind from the fixed op set below, the dtype,
+** dims and strides of every input and output, and static attributes. The host asks supports(); if
+** yes it calls op_create() once per distinct descriptor and caches the result (a oneDNN primitive, a
+** cuDNN plan), then op_run() with data pointers, a workspace of the size op_create() asked for, the
+** stream and per-call values (learning rate, step, RNG counter, fill value: in nnrt_op_args, never in
+** the descriptor, so that cached ops are reused). An op the backend does not support runs on the
+** reference backend. CONV2D, CONV2D_INT8, MATMUL_INT8: args.counter is 0 or a version of input 1 (w):
+** a call with w at an address and nonzero version seen before finds the same bytes there as then.
 **
 ** Errors. Functions return an nnrt_status (nnrt.h). Before returning a failure they should call
 ** host->set_error() with a message that says what was expected and what was given. No C++ exception
@@ -448,7 +448,7 @@ typedef struct nnrt_op_args {
   size_t workspace_bytes;
   nnrt_stream *stream;       /* the context's stream; work may complete after op_run returns */
   double scalars[NNRT_OP_MAX_SCALARS]; /* per-call values, see each op kind */
-  uint64_t counter;          /* RNG counter, see NNRT_OP_RANDOM */
+  uint64_t counter;          /* RNG counter (NNRT_OP_RANDOM); w's version (see "Ops" above) */
 } nnrt_op_args;
 
 /* Directions of memcpy_async. */

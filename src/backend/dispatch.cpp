@@ -3,6 +3,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backend/weights_version.h"
 #include "core/dtype.h"
 #include "nnrt/kernels/op_manifest.h"
 #include "core/error.h"
@@ -124,6 +125,7 @@ const std::string &OpCall::run(Context &ctx) {
   args_.n_outputs = desc_.n_outputs;
   args_.inputs = in_ptrs_;
   args_.outputs = out_ptrs_;
+  if (takes_weights_version(desc_.kind) && inputs_[1]) args_.counter = weights_version(inputs_[1]->storage().get());
 
   Device &dev = *ctx.device();
   CachedOp op = dev.find_or_create(desc_);
@@ -201,9 +203,10 @@ void run_staged_on_reference(Context &ctx, const CachedOp &op, const nnrt_op_des
 }  // namespace
 
 void run_resolved(Context &ctx, const ResolvedOp &op, const void *const *inputs, void *const *outputs,
-                  void *workspace) {
+                  void *workspace, uint64_t weights_version) {
   check_run();
   nnrt_op_args args = op.args;
+  if (takes_weights_version(op.desc.kind)) args.counter = weights_version;
   args.n_inputs = op.desc.n_inputs;
   args.n_outputs = op.desc.n_outputs;
   args.inputs = inputs;
@@ -223,6 +226,7 @@ void OpCall::record(Device &ran_on, const CachedOp &op, bool staged) const {
   r.args = args_;
   r.args.inputs = nullptr;
   r.args.outputs = nullptr;
+  if (takes_weights_version(desc_.kind)) r.args.counter = 0;  // a replay gives the version of its own call
   r.device = &ran_on;
   r.op = op;
   r.staged = staged;

@@ -35,9 +35,10 @@ class PlacementScope {
 
 // Runs an op that dispatch resolved before (see op_recorder.h) on new data: `inputs` and `outputs`
 // in descriptor order, laid out as the descriptor says. `workspace` is op.op.workspace_bytes of
-// the device's memory, or NULL to take one from its cache. Throws nnrt::Error.
+// the device's memory, or NULL to take one from its cache. `weights_version`: the version of the
+// weights of this call, for the kinds that take one (weights_version.h). Throws nnrt::Error.
 void run_resolved(Context &ctx, const ResolvedOp &op, const void *const *inputs, void *const *outputs,
-                  void *workspace);
+                  void *workspace, uint64_t weights_version = 0);
 
 class OpCall {
  public:

@@ -8,7 +8,9 @@
 // them), and nnrt never does.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 
 namespace nnrt {
@@ -26,6 +28,7 @@ class WriterPreferringSharedMutex {
   void unlock() {
     {
       std::lock_guard<std::mutex> l(mutex_);
+      generation_.store(next_generation(), std::memory_order_relaxed);
       writer_active_ = false;
     }
     // Both: the next writer, or the readers that queued behind this one.
@@ -48,7 +51,17 @@ class WriterPreferringSharedMutex {
     if (last) writer_gate_.notify_one();
   }
 
+  // A number no other lock or writer has: drawn anew at each exclusive unlock, so that while the
+  // lock is held shared it names what the last writer left (backend/weights_version.h).
+  uint64_t generation() const { return generation_.load(std::memory_order_relaxed); }
+
  private:
+  static uint64_t next_generation() {
+    static std::atomic<uint64_t> last{0};
+    return last.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+
+  std::atomic<uint64_t> generation_{next_generation()};
   std::mutex mutex_;
   std::condition_variable writer_gate_, reader_gate_;
   int readers_ = 0, writers_waiting_ = 0;

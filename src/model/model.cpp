@@ -372,6 +372,7 @@ std::vector<Array> Model::node_params(const Node &node, const std::vector<Array>
 Array Model::predict(const Array &x) const {
   check_input(x, "predict");
   std::shared_lock<WriterPreferringSharedMutex> read(lock_);
+  backend::WeightsVersionScope stable = stable_params();
   return plans_->predict(*ctx_, x, params_, [&] { return run_layers(x); });
 }
 
@@ -390,6 +391,7 @@ void Model::predict_into(const Array &x, const Array &out) const {
   const char *in_begin = static_cast<const char *>(in_mem.ptr), *out_begin = static_cast<const char *>(out_mem.ptr);
   bool overlap = in_begin < out_begin + out_mem.bytes && out_begin < in_begin + in_mem.bytes;
   std::shared_lock<WriterPreferringSharedMutex> read(lock_);
+  backend::WeightsVersionScope stable = stable_params();
   Array y = plans_->predict(*ctx_, x, params_, [&] { return run_layers(x); }, overlap ? nullptr : &out);
   if (y.storage() != out.storage() || y.offset() != out.offset()) ops::copy_into(*ctx_, y, out);
 }
@@ -401,7 +403,14 @@ Shape Model::output_shape(int64_t batch) const {
 Array Model::predict_unplanned(const Array &x) const {
   check_input(x, "predict");
   std::shared_lock<WriterPreferringSharedMutex> read(lock_);
+  backend::WeightsVersionScope stable = stable_params();
   return run_layers(x);
+}
+
+backend::WeightsVersionScope Model::stable_params() const {
+  std::vector<const Storage *> storages;
+  for (const Param &p : params_) storages.push_back(p.value.storage().get());
+  return backend::WeightsVersionScope(lock_.generation(), std::move(storages));
 }
 
 Array Model::run_layers(const Array &x) const {

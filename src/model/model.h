@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend/dispatch.h"
+#include "backend/weights_version.h"
 #include "core/shared_mutex.h"
 #include "model/layer.h"
 #include "model/predict_plan.h"
@@ -161,6 +162,9 @@ class Model {
                     const std::vector<int32_t> &position);
   void infer_shapes_and_init(uint64_t seed, const ParamSource &source);
   Array run_layers(const Array &x) const;  // predict's pass, the caller holding the lock shared
+  // Vouches for the parameters' bytes to the backends (weights_version.h), the caller holding the
+  // lock shared.
+  backend::WeightsVersionScope stable_params() const;
 
   std::shared_ptr<Context> ctx_;
   Json config_;

@@ -4,6 +4,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "backend/weights_version.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -93,7 +94,10 @@ class PredictPlan {
       for (int i = 0; i < s.op.desc.n_inputs; ++i) ins[i] = address(s.in[i]);
       for (int i = 0; i < s.op.desc.n_outputs; ++i) outs[i] = address(s.out[i]);
       void *workspace = s.op.staged || !arena_base ? nullptr : arena_base + workspace_offset;
-      backend::run_resolved(ctx, s.op, ins, outs, workspace);
+      uint64_t version = 0;
+      if (backend::takes_weights_version(s.op.desc.kind) && s.in[1].base == Base::kParam)
+        version = backend::weights_version(values[s.in[1].index].value.storage().get());
+      backend::run_resolved(ctx, s.op, ins, outs, workspace, version);
     }
     *y = direct ? out : out.view(out_shape, out_strides, out_offset);
     return true;

@@ -29,16 +29,25 @@ KeptInput::KeptInput(const nnrt_tensor_desc &t, bool scan) : desc_(t), span_byte
 
 std::shared_ptr<const KeptInput::Entry> KeptInput::get(const Run &r, int index, const Bridge &bridge) const {
   const void *data = r.args().inputs[index];
+  // The host's version of the weights (nnrt_backend.h, "Ops"), for the kinds that keep input 1.
+  const uint64_t version = index == 1 ? r.args().counter : 0;
   std::shared_ptr<const Entry> kept;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const auto &e : kept_)
       if (e->address == data) kept = e;
   }
-  if (kept && std::memcmp(kept->source.get(), data, span_bytes_) == 0) return kept;
+  if (kept) {
+    if (version != 0 && kept->version.load(std::memory_order_relaxed) == version) return kept;
+    if (std::memcmp(kept->source.get(), data, span_bytes_) == 0) {
+      if (version != 0) kept->version.store(version, std::memory_order_relaxed);
+      return kept;
+    }
+  }
 
   auto made = std::make_shared<Entry>();
   made->address = data;
+  made->version.store(version, std::memory_order_relaxed);
   made->source.reset(new unsigned char[span_bytes_]);
   std::memcpy(made->source.get(), data, span_bytes_);
   made->inner = aligned_buffer(bridge.inner().get_size());

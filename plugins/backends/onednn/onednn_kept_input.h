@@ -8,7 +8,9 @@
 // reuses it. Comparing the bytes, not an address or a counter, notices every change whoever made it:
 // a training step, set_param, a restored checkpoint, another model's weights at the same address.
 // A changed input costs the comparison (which stops at the first difference) and the reorder that
-// was done anyway. What the op derives from the bytes (whether they hold NaN or infinities) is kept
+// was done anyway. Where the host gives the weights a version (args.counter of the kinds that keep
+// input 1; nnrt_backend.h, "Ops"), a call with the version its bytes were last found under compares
+// nothing: at batch 1 the comparison read every weight twice, a fifth of a ResNet-18 prediction. What the op derives from the bytes (whether they hold NaN or infinities) is kept
 // with them.
 //
 // One op serves every layer whose convolution has the same descriptor (a ResNet's stages repeat
@@ -17,6 +19,7 @@
 // (ResNet-18, batch 1: 13 weight reorders a prediction, none now).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -53,6 +56,9 @@ struct KeptInput::Entry {
   const void *address = nullptr;            // of the input it was made from
   std::unique_ptr<unsigned char[]> source;  // the input's bytes it was made from
   std::shared_ptr<void> inner;              // the reordered copy (64-byte aligned)
+  // The host's version of the input under which its bytes were last found to be `source`'s (0:
+  // none): a call with that version at this address needs no comparison.
+  mutable std::atomic<uint64_t> version{0};
   dnnl::memory memory;                      // over inner, in the primitive's layout
   uint32_t special = 0;
 };

@@ -2,7 +2,7 @@
 // ordinary pass; its results must be bit-identical to Model::predict_unplanned (same backend, same
 // threads) for LeNet, an MLP and a graph model, across input shapes, after set_param, training
 // steps and a checkpoint load, and from several threads at once. Runs on the reference backend and
-// on oneDNN where its plugin is built.
+// on oneDNN where its plugin is built. Also: the weights' versions the host gives the oneDNN plugin.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -214,6 +214,33 @@ TEST_P(PredictPlan, ModelsSharingOpsPredictWithTheirOwnWeights) {
   EXPECT_EQ(bits(b->predict(x)), want_nan);
   EXPECT_NE(bits(b->predict(x)), want_b) << "the prediction kept the weights before the NaN";
   EXPECT_EQ(bits(a->predict(x)), want_a);
+}
+
+// While the model's lock is held shared, the host vouches for the parameters' bytes with a version
+// (backend/weights_version.h), and the oneDNN plugin, which keeps convolution weights reordered,
+// takes them as they were without comparing. Shown by a write the host cannot see (no lock taken):
+// the planned and the ordinary pass keep the weights they had. The next writer's unlock draws a new
+// version, and the write is seen.
+TEST(WeightsVersion, VouchedWeightsAreNotComparedAgain) {
+  std::shared_ptr<Context> ctx = make_context("onednn");
+  if (!ctx && !kOnednnBuilt) GTEST_SKIP() << "the oneDNN plugin is not built here";
+  ASSERT_NE(ctx, nullptr);
+  auto m = Model::create(ctx, Json::parse(NNRT_LENET_CONFIG));
+  Array x = random_batch(*ctx, *m, 2, 5);
+  const std::vector<uint32_t> before = bits(m->predict(x)), before_unplanned = bits(m->predict_unplanned(x));
+  Param *w = nullptr;
+  for (Param &p : m->params())
+    if (p.name == "conv2.weight") w = &p;
+  ASSERT_NE(w, nullptr);
+  std::vector<float> v(static_cast<size_t>(w->value.numel()));
+  w->value.copy_to_host(v.data(), v.size() * sizeof(float));
+  for (float &f : v) f *= 3;
+  w->value.copy_from_host(v.data(), v.size() * sizeof(float));  // behind the lock's back
+  EXPECT_EQ(bits(m->predict(x)), before) << "the planned pass compared the weights";
+  EXPECT_EQ(bits(m->predict_unplanned(x)), before_unplanned) << "the ordinary pass compared the weights";
+  { std::unique_lock<WriterPreferringSharedMutex> write(m->lock()); }
+  EXPECT_NE(bits(m->predict(x)), before) << "a writer's unlock did not change the version";
+  EXPECT_NE(bits(m->predict_unplanned(x)), before_unplanned);
 }
 
 // A pass whose output is no op's (a flatten is a view of the input) cannot be replayed into a
