@@ -137,10 +137,9 @@ struct RecordedOp {
 struct RecordedStorage {
   std::weak_ptr<Storage> identity;
   // Held only for memory the pass found made (read before any op wrote it: the input, parameters,
-  // constants) or that host code wrote: a replay reads it, or it gives no plan.
+  // constants), which a replay reads as it is.
   std::shared_ptr<Storage> kept;
   size_t bytes = 0;
-  bool first_written = false;  // the first op to touch it wrote it
 };
 
 // Records which storage each op touched without keeping the pass's own arrays alive: the pass frees
@@ -159,12 +158,19 @@ class Recording : public backend::OpRecorder {
   }
   void host_wrote(const std::shared_ptr<Storage> &storage) override { host_written.emplace(storage.get(), storage); }
 
-  // The recorded storage of `s`, if an op touched it.
-  const RecordedStorage *find(const std::shared_ptr<Storage> &s, size_t *index) const {
+  // Whether an op touched `s`, and which recorded storage it is.
+  bool find(const std::shared_ptr<Storage> &s, size_t *index) const {
     auto it = ids_.find(std::weak_ptr<Storage>(s));
-    if (it == ids_.end()) return nullptr;
+    if (it == ids_.end()) return false;
     *index = it->second;
-    return &storages[it->second];
+    return true;
+  }
+
+  // The storage, if host code wrote it during the pass (the map keeps it alive), else NULL.
+  std::shared_ptr<Storage> written_by_host(const RecordedStorage &s) const {
+    std::shared_ptr<Storage> alive = s.identity.lock();
+    auto it = alive ? host_written.find(alive.get()) : host_written.end();
+    return it == host_written.end() ? nullptr : it->second;
   }
 
   std::vector<RecordedOp> ops;
@@ -179,8 +185,7 @@ class Recording : public backend::OpRecorder {
       RecordedStorage r;
       r.identity = s;
       r.bytes = s->bytes;
-      r.first_written = write;
-      if (!write || host_written.count(s.get())) r.kept = s;
+      if (!write) r.kept = s;
       storages.push_back(std::move(r));
     }
     return {it->second, bytes_between(s->ptr, a.data())};
@@ -258,12 +263,12 @@ class Compiler {
         b.index = p;
         b.base_offset = bytes_between(params_[p].value.storage()->ptr, params_[p].value.data());
         plan.params.emplace_back(p, ArrayLayout::of(params_[p].value));
-      } else if (s.kept) {
-        // Read before any op wrote it (memory the pass found made: a constant), or written by host
-        // code: kept as it is.
+      } else if (std::shared_ptr<Storage> kept = s.kept ? s.kept : rec.written_by_host(s)) {
+        // Read before any op wrote it (memory the pass found made: a constant), kept as it is; or
+        // written by host code, which a replay would not repeat (so no plan if an op writes it).
         b.base = Base::kConstant;
         b.index = static_cast<int32_t>(plan.constants.size());
-        plan.constants.push_back(s.kept);
+        plan.constants.push_back(kept);
       }
     }
     b.last = k;
