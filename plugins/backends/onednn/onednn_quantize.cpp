@@ -33,6 +33,12 @@ namespace {
 // takes the division throughout.
 constexpr int64_t kBlock = 64;
 
+// The contract's formula, value by value.
+template <class Q>
+void quantize_exact(const float *x, Q *y, int64_t n, double scale, int32_t zero_point, int32_t lo, int32_t hi) {
+  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<Q>(kernels::quantize_value(x[i], scale, zero_point, lo, hi));
+}
+
 template <class Q>
 __attribute__((target_clones("avx512f", "avx2", "default"))) void quantize_run(
     const float *__restrict x, Q *__restrict y, int64_t n, double scale, float inverse, int32_t zero_point,
@@ -50,15 +56,8 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void quantize_run(
       near_tie |= 0.5f - (off < 0 ? -off : off) < kNearTie;
       y[i] = static_cast<Q>(static_cast<int32_t>(rounded) + zero_point);
     }
-    if (near_tie)
-      for (int64_t i = begin; i < end; ++i)
-        y[i] = static_cast<Q>(kernels::quantize_value(x[i], scale, zero_point, lo, hi));
+    if (near_tie) quantize_exact(x + begin, y + begin, end - begin, scale, zero_point, lo, hi);
   }
-}
-
-template <class Q>
-void quantize_exact(const float *x, Q *y, int64_t n, double scale, int32_t zero_point, int32_t lo, int32_t hi) {
-  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<Q>(kernels::quantize_value(x[i], scale, zero_point, lo, hi));
 }
 
 // Whether t covers its elements without gaps or repeats (some order of its dims is row-major).
