@@ -61,6 +61,8 @@ def spark():
     session = (SparkSession.builder.master("local-cluster[2,1,1024]").appName("nnrt-spark-tests")
                .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
                .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               # The status tracker sees a stage's running tasks at once (the tests wait for them).
+               .config("spark.ui.liveUpdate.period", "0")
                .config("spark.pyspark.python", sys.executable)
                .config("spark.executorEnv.PYTHONPATH", package_root)
                .config("spark.executorEnv.PYTHONDONTWRITEBYTECODE", "1")

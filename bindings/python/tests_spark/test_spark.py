@@ -49,6 +49,18 @@ def image_frame(spark, x, y, partitions=2):
     return spark.createDataFrame(spark.sparkContext.parallelize(rows, partitions), ["features", "label"])
 
 
+def wait_for_running_tasks(trainer, tracker, tasks):
+    """Returns once an epoch has ended and a stage after it runs `tasks` tasks at once: the barrier
+    stage of a later epoch, its tasks started (a stage lasts about 2 s, most of it in its tasks)."""
+    while True:
+        if trainer.history:
+            for stage in tracker.getActiveStageIds():
+                info = tracker.getStageInfo(stage)
+                if info is not None and info.numActiveTasks >= tasks:
+                    return
+        time.sleep(0.02)
+
+
 def one_process_double_batch(options, x, y, batch, steps):
     """What SparkTrainer with 2 workers and no shuffle should equal: one trainer whose step s takes
     worker 0's batch s followed by worker 1's (each worker holds one contiguous half)."""
@@ -201,10 +213,10 @@ def test_executor_killed_mid_training(spark):
     killed = []
 
     def kill_one() -> None:
-        # Into the second epoch's stage: after the first epoch, once a job runs and the tasks train.
-        while not trainer.history or not tracker.getActiveJobsIds():
-            time.sleep(0.02)
-        time.sleep(2.0)
+        # Into a later epoch's stage while its tasks run (an executor lost between stages fails no
+        # stage: the next one waits for its replacement).
+        wait_for_running_tasks(trainer, tracker, 2)
+        time.sleep(0.5)
         pids = executor_pids(spark)
         if pids:
             os.kill(pids[0], signal.SIGKILL)
@@ -237,10 +249,9 @@ def test_cancel_stops_a_running_fit(spark):
     after_first = []
 
     def cancel_in_second_epoch() -> None:
-        while not trainer.history or not tracker.getActiveJobsIds():
-            time.sleep(0.02)
+        wait_for_running_tasks(trainer, tracker, 2)
         after_first.append(trainer.model.parameters())
-        time.sleep(1.5)
+        time.sleep(0.5)
         trainer.cancel()
 
     canceller = threading.Thread(target=cancel_in_second_epoch, daemon=True)
