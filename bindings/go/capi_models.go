@@ -81,6 +81,41 @@ package nnrt
 //                                               int64_t *shape, char **err) {
 //   NNRT_GO_CALL(nnrt_model_output_shape(m, batch, ndim, shape));
 // }
+// static nnrt_status nnrt_go_model_predict_many(nnrt_model *m, nnrt_array **inputs,
+//                                               int32_t n_inputs, const nnrt_run_options *opts,
+//                                               nnrt_array **outputs, int32_t n_outputs,
+//                                               char **err) {
+//   NNRT_GO_CALL(nnrt_model_predict_many(m, (const nnrt_array *const *)inputs, n_inputs, opts,
+//                                        outputs, n_outputs));
+// }
+// static nnrt_status nnrt_go_model_input_count(const nnrt_model *m, int32_t *count, char **err) {
+//   NNRT_GO_CALL(nnrt_model_input_count(m, count));
+// }
+// static nnrt_status nnrt_go_model_output_count(const nnrt_model *m, int32_t *count, char **err) {
+//   NNRT_GO_CALL(nnrt_model_output_count(m, count));
+// }
+// // Input `index`'s name (*name malloc'd, the Go side frees it) and example shape, as
+// // NNRT_GO_STRING_SHIM reads a string: asks the length, allocates, fills.
+// static nnrt_status nnrt_go_model_input(const nnrt_model *m, int32_t index, char **name,
+//                                        int32_t *ndim, int64_t *shape, char **err) {
+//   size_t len = 0, cap = 0;
+//   char *buf = NULL;
+//   for (;;) {
+//     nnrt_status st = nnrt_model_input(m, index, buf, cap, &len, ndim, shape);
+//     if (st != NNRT_OK) {
+//       free(buf);
+//       *err = nnrt_go_copy_last_error();
+//       return st;
+//     }
+//     if (buf != NULL && len < cap) break;
+//     free(buf);
+//     cap = len + 1;
+//     buf = (char *)malloc(cap);
+//     if (buf == NULL) return NNRT_ERR_OUT_OF_MEMORY;
+//   }
+//   *name = buf;
+//   return NNRT_OK;
+// }
 // static nnrt_status nnrt_go_model_evaluate_ex(nnrt_model *m, nnrt_dataset *data,
 //                                              const nnrt_run_options *opts,
 //                                              nnrt_evaluation **out, char **err) {
@@ -272,6 +307,64 @@ func cModelPredictEx(m, input, opts unsafe.Pointer) (unsafe.Pointer, error) {
 		return nil, err
 	}
 	return unsafe.Pointer(out), nil
+}
+
+// cModelPredictMany runs a model of several inputs; on success the caller owns the outputs, and on
+// failure nnrt wrote none.
+func cModelPredictMany(m unsafe.Pointer, inputs []unsafe.Pointer, opts unsafe.Pointer, outputs int) ([]unsafe.Pointer, error) {
+	// Go slices of C pointers may be passed to C: they hold no Go pointers. One spare entry each
+	// keeps &x[0] valid when a count is 0.
+	ins := make([]*C.nnrt_array, len(inputs)+1)
+	for i, p := range inputs {
+		ins[i] = (*C.nnrt_array)(p)
+	}
+	outs := make([]*C.nnrt_array, outputs+1)
+	var msg *C.char
+	st := C.nnrt_go_model_predict_many((*C.nnrt_model)(m), &ins[0], C.int32_t(len(inputs)),
+		(*C.nnrt_run_options)(opts), &outs[0], C.int32_t(outputs), &msg)
+	if err := errorFrom(st, msg); err != nil {
+		return nil, err
+	}
+	result := make([]unsafe.Pointer, outputs)
+	for i := range result {
+		result[i] = unsafe.Pointer(outs[i])
+	}
+	return result, nil
+}
+
+func cModelInputCount(m unsafe.Pointer) (int, error) {
+	var n C.int32_t
+	var msg *C.char
+	if err := errorFrom(C.nnrt_go_model_input_count((*C.nnrt_model)(m), &n, &msg), msg); err != nil {
+		return 0, err
+	}
+	return int(n), nil
+}
+
+func cModelOutputCount(m unsafe.Pointer) (int, error) {
+	var n C.int32_t
+	var msg *C.char
+	if err := errorFrom(C.nnrt_go_model_output_count((*C.nnrt_model)(m), &n, &msg), msg); err != nil {
+		return 0, err
+	}
+	return int(n), nil
+}
+
+// cModelInput returns input index's name and the shape of one example.
+func cModelInput(m unsafe.Pointer, index int) (string, []int64, error) {
+	var name *C.char
+	var ndim C.int32_t
+	var shape [MaxDims]C.int64_t
+	var msg *C.char
+	st := C.nnrt_go_model_input((*C.nnrt_model)(m), C.int32_t(index), &name, &ndim, &shape[0], &msg)
+	if err := errorFrom(st, msg); err != nil {
+		return "", nil, err
+	}
+	out := make([]int64, int(ndim))
+	for i := range out {
+		out[i] = int64(shape[i])
+	}
+	return goStringFree(name), out, nil
 }
 
 func cModelOutputShape(m unsafe.Pointer, batch int64) ([]int64, error) {

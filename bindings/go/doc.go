@@ -18,8 +18,9 @@
 //
 // Concurrency follows the C API: Context, Model, Array, Dataset and Evaluation may be used from
 // many goroutines at once; a Trainer's calls take turns, and Trainer.Cancel may be called from any
-// goroutine while Fit runs. RunOptions stop the calls of Model.PredictWith, PredictIntoWith,
-// EvaluateWith, Context.LoadModelWith and ImportONNXWith from any goroutine, or after a timeout.
+// goroutine while Fit runs. RunOptions stop the calls of Model.PredictWith, PredictManyWith,
+// PredictIntoWith, EvaluateWith, Context.LoadModelWith and ImportONNXWith from any goroutine, or
+// after a timeout.
 //
 // Model.PredictInto predicts from one Go slice into another without copying either: both are lent
 // to nnrt for the length of that one cgo call.

@@ -147,7 +147,8 @@ func (m *Model) Save(path string) error {
 }
 
 // Predict runs the model on a batch shaped [N, <input shape>] and returns its first output as a
-// new F32 array [N, <output shape>] (for an output layer, e.g. class probabilities).
+// new F32 array [N, <output shape>] (for an output layer, e.g. class probabilities). A model of
+// several inputs (a config's "inputs") is ErrInvalidArgument: PredictMany runs those.
 func (m *Model) Predict(input *Array) (*Array, error) {
 	ptrs, giveBack, err := borrowAll([]*cHandle{m.handle(), input.handle()})
 	if err != nil {
@@ -191,6 +192,88 @@ func (m *Model) OutputShape(batch int64) ([]int64, error) {
 	}
 	defer m.h.giveBack()
 	return cModelOutputShape(p, batch)
+}
+
+// ModelInput describes one input of a model: its name (a config's "inputs" entry, or "input" for a
+// model of one input) and the shape of one example, without the batch dim.
+type ModelInput struct {
+	Name  string
+	Shape []int64
+}
+
+// Inputs describes the model's inputs in the order PredictMany takes them: one, named "input", for
+// a config with "input"; the config's "inputs" otherwise (nnrt_model_input_count and
+// nnrt_model_input).
+func (m *Model) Inputs() ([]ModelInput, error) {
+	p, err := m.handle().borrow()
+	if err != nil {
+		return nil, err
+	}
+	defer m.h.giveBack()
+	n, err := cModelInputCount(p)
+	if err != nil {
+		return nil, err
+	}
+	inputs := make([]ModelInput, n)
+	for i := range inputs {
+		if inputs[i].Name, inputs[i].Shape, err = cModelInput(p, i); err != nil {
+			return nil, err
+		}
+	}
+	return inputs, nil
+}
+
+// OutputCount returns the number of the model's outputs: the length of a config's "outputs" (1 for
+// "layers"), and so of what PredictMany returns.
+func (m *Model) OutputCount() (int, error) {
+	p, err := m.handle().borrow()
+	if err != nil {
+		return 0, err
+	}
+	defer m.h.giveBack()
+	return cModelOutputCount(p)
+}
+
+// PredictMany runs a model of one or several inputs (a config's "inputs"; Inputs says what each
+// is) on one batch per input, in the order of Inputs: inputs[k] shaped [N, <input k's shape>],
+// every input with the same N, of any numeric dtype (an I64 or F32 array of token ids, say). It
+// returns every output of the model, in the config's "outputs" order, each a new F32 array
+// [N, <output shape>] that the caller owns (and closes). A wrong number of inputs is
+// ErrInvalidArgument, an input of another shape or batch ErrShape (nnrt_model_predict_many). On
+// error it returns no arrays.
+func (m *Model) PredictMany(inputs []*Array) ([]*Array, error) {
+	return m.PredictManyWith(inputs, nil)
+}
+
+// PredictManyWith is PredictMany stopped early as opts say (nil: never): ErrCancelled or
+// ErrDeadlineExceeded, with no outputs, leaving the model usable at once.
+func (m *Model) PredictManyWith(inputs []*Array, opts *RunOptions) ([]*Array, error) {
+	handles := []*cHandle{m.handle()}
+	for i, in := range inputs {
+		if in == nil {
+			return nil, bindingError(ErrInvalidArgument, "input %d is nil", i)
+		}
+		handles = append(handles, in.handle())
+	}
+	ptrs, giveBack, err := borrowAll(handles)
+	if err != nil {
+		return nil, err
+	}
+	defer giveBack()
+	op, giveBackOpts, err := opts.borrowOrNil()
+	if err != nil {
+		return nil, err
+	}
+	defer giveBackOpts()
+	n, err := cModelOutputCount(ptrs[0])
+	if err != nil {
+		return nil, err
+	}
+	outs, err := cModelPredictMany(ptrs[0], ptrs[1:], op, n)
+	if err != nil {
+		return nil, err
+	}
+	return wrapAll(outs, "")
 }
 
 // PredictInto runs the model on a batch held in a Go slice and writes the prediction into

@@ -42,7 +42,13 @@ func (c *Context) OpMulti(name string, attrs any, inputs []*Array, outputs int) 
 	if err != nil {
 		return nil, err
 	}
-	result := make([]*Array, 0, outputs)
+	return wrapAll(outs, fmt.Sprintf(" of %q", name))
+}
+
+// wrapAll makes Arrays of the new arrays a C call gave; when one cannot be read, it closes those
+// made so far, releases the rest, and says which output it was (`of` ends the message's subject).
+func wrapAll(outs []unsafe.Pointer, of string) ([]*Array, error) {
+	result := make([]*Array, 0, len(outs))
 	for i, p := range outs {
 		a, err := wrapArray(p) // releases p itself on failure
 		if err != nil {
@@ -50,7 +56,7 @@ func (c *Context) OpMulti(name string, attrs any, inputs []*Array, outputs int) 
 				done.Close()
 			}
 			releaseAll(outs[i+1:])
-			return nil, fmt.Errorf("reading output %d of %q: %w", i, name, err)
+			return nil, fmt.Errorf("reading output %d%s: %w", i, of, err)
 		}
 		result = append(result, a)
 	}

@@ -6,12 +6,12 @@ import (
 	"unsafe"
 )
 
-// RunOptions stop the calls that can run long (Model.PredictWith, PredictIntoWith, EvaluateWith,
-// Context.LoadModelWith and ImportONNXWith) from another goroutine, or after a time limit. A
-// stopped call returns ErrCancelled or ErrDeadlineExceeded as soon as the op running then has
-// finished, gives no output and leaves the model usable at once. One RunOptions may be passed to
-// any number of calls on any goroutines at once, and Cancel, Reset and SetTimeout may be called
-// from any goroutine while those calls run.
+// RunOptions stop the calls that can run long (Model.PredictWith, PredictManyWith,
+// PredictIntoWith, EvaluateWith, Context.LoadModelWith and ImportONNXWith) from another
+// goroutine, or after a time limit. A stopped call returns ErrCancelled or ErrDeadlineExceeded as
+// soon as the op running then has finished, gives no output and leaves the model usable at once.
+// One RunOptions may be passed to any number of calls on any goroutines at once, and Cancel, Reset
+// and SetTimeout may be called from any goroutine while those calls run.
 //
 // nnrt's abort callback (nnrt_run_options_set_abort_callback) is not offered: cancel from a
 // goroutine of your own instead (see left_out.txt).

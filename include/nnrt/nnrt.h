@@ -449,8 +449,12 @@ NNRT_API nnrt_status nnrt_run_options_set_abort_callback(nnrt_run_options *o, nn
 ** one example: [channels, height, width] or [features]), an optional "seed" (integer; default: drawn
 ** from the context's seed), and either "layers" (a sequence, each layer reading the previous one's
 ** output) or "nodes" (a graph: each node has a unique "name" and "inputs", a list of node names or
-** "input") with "outputs" (node names; default: the last node). Every layer has a "type" and an
-** optional "name" (default "layer<i>"); its other keys are:
+** "input") with "outputs" (node names, each once; default: the last node). A graph may take several
+** inputs instead of "input": "inputs", a list of up to 64 {"name": ..., "shape": [one example's
+** dims]} that nodes name in their "inputs" (names unique, not a node's; each read by some node),
+** run by nnrt_model_predict_many (training, evaluation, quantization and ONNX export take models of
+** one input). Every layer has a "type" and an optional "name" (default "layer<i>"); its other keys
+** are:
 **
 **   dense        "units", "activation" (default identity), "init" (default xavier), "bias" (true),
 **                "flatten" (true: the example is flattened first; false: applied to its last dim,
@@ -474,7 +478,12 @@ NNRT_API nnrt_status nnrt_run_options_set_abort_callback(nnrt_run_options *o, nn
 **                (required; divides features), "causal" (false: with true, a token attends to
 **                itself and the tokens before it), "bias" (true), "init" (xavier_uniform);
 **                parameters in_proj_weight [3 features, features], in_proj_bias,
-**                out_proj.weight [features, features], out_proj.bias. Attention is one op (nnrt_op
+**                out_proj.weight [features, features], out_proj.bias; with "mask" it takes a
+**                second input, a key mask of one value per token ([tokens]): "padding" (a nonzero
+**                value marks a padding token no query attends to, as PyTorch's key_padding_mask),
+**                "keep" (a zero does, as Hugging Face's attention_mask) or "additive" (added to the
+**                scores); masked keys score the dtype's lowest finite value (a query whose keys are
+**                all masked averages them, no NaN). Attention is one op (nnrt_op
 **                "attention": no [tokens, tokens] array per head) where the backend takes it
 **                (reference; oneDNN f32), else batched matmul and softmax (cuDNN; bf16, f16)
 **   position_embedding   adds each position's vector to the tokens of [tokens, features]: the
@@ -713,9 +722,10 @@ NNRT_API void nnrt_model_release(nnrt_model *m);
 ** same results bit for bit and reads the parameters' current values. A model keeps the plans of
 ** its 8 most recently used input layouts.
 **
-** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong model or input, or output ==
-** NULL; NNRT_ERR_SHAPE when the input's shape does not match (the message gives the expected and
-** the actual shape); NNRT_ERR_DTYPE for a BOOL input; NNRT_ERR_OUT_OF_MEMORY; NNRT_ERR_BACKEND. */
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong model or input, output == NULL,
+** or a model of several inputs (nnrt_model_predict_many runs those); NNRT_ERR_SHAPE when the
+** input's shape does not match (the message gives the expected and the actual shape);
+** NNRT_ERR_DTYPE for a BOOL input; NNRT_ERR_OUT_OF_MEMORY; NNRT_ERR_BACKEND. */
 NNRT_API nnrt_status nnrt_model_predict(nnrt_model *m, const nnrt_array *input, nnrt_array **output);
 
 /* As nnrt_model_predict, stopped early as `options` say (NULL: never; see the run options above),
@@ -738,6 +748,40 @@ NNRT_API nnrt_status nnrt_model_predict_ex(nnrt_model *m, const nnrt_array *inpu
 ** NNRT_ERR_CANCELLED or NNRT_ERR_DEADLINE_EXCEEDED when stopped. */
 NNRT_API nnrt_status nnrt_model_predict_into(nnrt_model *m, const nnrt_array *input, nnrt_array *output,
                                              const nnrt_run_options *options);
+
+/* Runs a model of one or several inputs (a config's "inputs"; nnrt_model_input says what each is)
+** on one batch per input: inputs[k] is input k, shaped [N, <input k's shape>], every input with
+** the same N (any numeric dtype; each converted to the context's default float type). Writes the
+** first n_outputs of the model's outputs (the config's "outputs" order; nnrt_model_output_count
+** says how many there are) into outputs[0..n_outputs-1] as new F32 row-major arrays the caller
+** owns. Everything else is as nnrt_model_predict: thread-safe, plans made at the first call with
+** each layout of the inputs and replayed afterwards (inputs that share memory are not planned),
+** `options` as nnrt_model_predict_ex's (NULL: never stopped).
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong model, inputs or outputs NULL,
+** an input NULL or not an array, n_inputs not the model's input count, or n_outputs not in 1 ..
+** the output count (the messages give the expected and the given); NNRT_ERR_SHAPE when an input's
+** shape does not match or the inputs hold different numbers of examples (the message names the
+** input); NNRT_ERR_DTYPE for a BOOL input; NNRT_ERR_CANCELLED or NNRT_ERR_DEADLINE_EXCEEDED when
+** stopped; NNRT_ERR_OUT_OF_MEMORY; NNRT_ERR_BACKEND. On failure no output is written. */
+NNRT_API nnrt_status nnrt_model_predict_many(nnrt_model *m, const nnrt_array *const *inputs, int32_t n_inputs,
+                                             const nnrt_run_options *options, nnrt_array **outputs,
+                                             int32_t n_outputs);
+
+/* Sets *count to the number of inputs the model takes: 1 for a config with "input", the length of
+** "inputs" otherwise. Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong model or
+** count == NULL. */
+NNRT_API nnrt_status nnrt_model_input_count(const nnrt_model *m, int32_t *count);
+
+/* Describes input `index` (0 .. the input count - 1): its name (the string convention of this
+** header; "input" for a config with "input") and the shape of one example, *ndim dims written to
+** shape[0..*ndim-1] (room for NNRT_MAX_DIMS). Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL
+** or wrong model, an index out of range, len, ndim or shape NULL, or buf == NULL with cap > 0. */
+NNRT_API nnrt_status nnrt_model_input(const nnrt_model *m, int32_t index, char *buf, size_t cap, size_t *len,
+                                      int32_t *ndim, int64_t shape[NNRT_MAX_DIMS]);
+
+/* Sets *count to the number of the model's outputs (the config's "outputs"; 1 for "layers").
+** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong model or count == NULL. */
+NNRT_API nnrt_status nnrt_model_output_count(const nnrt_model *m, int32_t *count);
 
 /* Sets *ndim and shape[0..*ndim-1] to the shape of the prediction (nnrt_model_predict's output)
 ** for a batch of `batch` examples: [batch, <the first output's shape>]. `shape` must have room for

@@ -339,6 +339,39 @@ class model : public detail::handle<nnrt_model> {
     check(nnrt_model_output_shape(get(), batch, &ndim, dims));
     return std::vector<int64_t>(dims, dims + ndim);
   }
+  // nnrt_model_predict_many: every output of a model of one or several inputs, one batch per input
+  // in the order inputs() gives; `run` (may be NULL) can stop it.
+  std::vector<array> predict_many(const std::vector<const array *> &inputs, const run_options *run = nullptr) const {
+    std::vector<const nnrt_array *> raw;
+    for (const array *a : inputs) raw.push_back(a ? a->get() : nullptr);
+    int32_t count = 0;
+    check(nnrt_model_output_count(get(), &count));
+    std::vector<nnrt_array *> out(static_cast<size_t>(count), nullptr);
+    check(nnrt_model_predict_many(get(), raw.data(), static_cast<int32_t>(raw.size()), run ? run->get() : nullptr,
+                                  out.data(), count));
+    std::vector<array> result;
+    for (nnrt_array *o : out) result.emplace_back(o);
+    return result;
+  }
+  // One input of the model: its name and the shape of one example.
+  struct input_info {
+    std::string name;
+    std::vector<int64_t> shape;
+  };
+  // nnrt_model_input_count and nnrt_model_input: the inputs predict_many takes, in order.
+  std::vector<input_info> inputs() const {
+    int32_t count = 0;
+    check(nnrt_model_input_count(get(), &count));
+    std::vector<input_info> result;
+    for (int32_t k = 0; k < count; ++k) {
+      int64_t dims[NNRT_MAX_DIMS];
+      int32_t ndim = 0;
+      std::string name = detail::read_string(
+          [&](char *b, size_t c, size_t *l) { return nnrt_model_input(get(), k, b, c, l, &ndim, dims); });
+      result.push_back({name, std::vector<int64_t>(dims, dims + ndim)});
+    }
+    return result;
+  }
   // Return true to stop generating after this token.
   using token_fn = std::function<bool(int64_t)>;
   // nnrt_model_generate: up to `max_tokens` tokens continuing `prompt`; `options` "" for the

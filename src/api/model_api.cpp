@@ -94,6 +94,67 @@ nnrt_status nnrt_model_predict_into(nnrt_model *m, const nnrt_array *input, nnrt
   });
 }
 
+nnrt_status nnrt_model_predict_many(nnrt_model *m, const nnrt_array *const *inputs, int32_t n_inputs,
+                                    const nnrt_run_options *options, nnrt_array **outputs, int32_t n_outputs) {
+  return guard("nnrt_model_predict_many", [&] {
+    check_handle(m, "m");
+    const model::Model &model = *m->impl;
+    const size_t want_inputs = model.input_shapes().size(), have_outputs = model.outputs().size();
+    require(inputs != nullptr, "inputs is NULL; expected an array of the model's inputs");
+    require(outputs != nullptr, "outputs is NULL; expected an array to receive the outputs");
+    if (n_inputs < 0 || static_cast<size_t>(n_inputs) != want_inputs) {
+      fail(NNRT_ERR_INVALID_ARGUMENT, "n_inputs is ", n_inputs, "; the model takes ", want_inputs, " (", model.input_list(), ")");
+    }
+    if (n_outputs < 1 || static_cast<size_t>(n_outputs) > have_outputs) {
+      fail(NNRT_ERR_INVALID_ARGUMENT, "n_outputs is ", n_outputs, "; expected 1 to ", have_outputs, " (the model's outputs)");
+    }
+    std::vector<Array> xs;
+    for (int32_t k = 0; k < n_inputs; ++k) {
+      check_handle(inputs[k], "inputs", k);
+      xs.push_back(inputs[k]->impl);
+    }
+    RunScope run(run_control(options, "options"));
+    std::vector<Array> ys = model.predict(xs);
+    std::vector<std::unique_ptr<nnrt_array>> made;
+    for (int32_t j = 0; j < n_outputs; ++j) {
+      made.push_back(std::make_unique<nnrt_array>());
+      made.back()->impl = ys[j];
+    }
+    for (int32_t j = 0; j < n_outputs; ++j) outputs[j] = made[j].release();
+  });
+}
+
+nnrt_status nnrt_model_input_count(const nnrt_model *m, int32_t *count) {
+  return guard("nnrt_model_input_count", [&] {
+    check_handle(m, "m");
+    require(count != nullptr, "count is NULL; expected a pointer to receive the count");
+    *count = static_cast<int32_t>(m->impl->input_shapes().size());
+  });
+}
+
+nnrt_status nnrt_model_input(const nnrt_model *m, int32_t index, char *buf, size_t cap, size_t *len, int32_t *ndim,
+                             int64_t shape[NNRT_MAX_DIMS]) {
+  return guard("nnrt_model_input", [&] {
+    check_handle(m, "m");
+    const model::Model &model = *m->impl;
+    const int64_t count = static_cast<int64_t>(model.input_shapes().size());
+    if (index < 0 || index >= count) fail(NNRT_ERR_INVALID_ARGUMENT, "index is ", index, "; the model has inputs 0 to ", count - 1);
+    require(ndim != nullptr && shape != nullptr, "ndim or shape is NULL; expected pointers to receive the shape");
+    write_string(model.input_names()[index], buf, cap, len);
+    const Shape &s = model.input_shapes()[index];
+    *ndim = s.rank;
+    for (int32_t i = 0; i < s.rank; ++i) shape[i] = s.dims[i];
+  });
+}
+
+nnrt_status nnrt_model_output_count(const nnrt_model *m, int32_t *count) {
+  return guard("nnrt_model_output_count", [&] {
+    check_handle(m, "m");
+    require(count != nullptr, "count is NULL; expected a pointer to receive the count");
+    *count = static_cast<int32_t>(m->impl->outputs().size());
+  });
+}
+
 nnrt_status nnrt_model_output_shape(const nnrt_model *m, int64_t batch, int32_t *ndim, int64_t shape[NNRT_MAX_DIMS]) {
   return guard("nnrt_model_output_shape", [&] {
     check_handle(m, "m");

@@ -101,8 +101,9 @@ const Json &layer_list(JsonReader &top, bool &sequential) {
 
 // Makes every layer; in a sequence each layer's input is the one before it, in a graph the named
 // ones, resolved once all names are known.
-ParsedGraph parse_nodes(const Json &list, bool sequential) {
+ParsedGraph parse_nodes(const Json &list, bool sequential, const std::vector<std::string> &input_names) {
   ParsedGraph g;
+  auto is_input = [&](const std::string &n) { return std::find(input_names.begin(), input_names.end(), n) != input_names.end(); };
   for (size_t i = 0; i < list.size(); ++i) {
     std::string where = cat("config.", sequential ? "layers" : "nodes", "[", i, "]");
     if (!list[i].is_object()) fail(NNRT_ERR_INVALID_ARGUMENT, where, ": expected a layer object, got ", json_excerpt(list[i]));
@@ -110,16 +111,18 @@ ParsedGraph parse_nodes(const Json &list, bool sequential) {
     std::string type = r.require_string("type");
     std::string name = r.get_string("name", sequential ? cat("layer", i) : "");
     if (name.empty()) fail(NNRT_ERR_INVALID_ARGUMENT, where, ".name is required in a graph (\"nodes\") config");
-    if (name == "input" || g.by_name.count(name)) {
-      fail(NNRT_ERR_INVALID_ARGUMENT, where, ".name: \"", name, "\" is ", name == "input" ? "reserved" : "used twice");
+    if (name == "input" || is_input(name) || g.by_name.count(name)) {
+      fail(NNRT_ERR_INVALID_ARGUMENT, where, ".name: \"", name, "\" is ",
+           g.by_name.count(name) ? "used twice" : (name == "input" ? "reserved" : "the name of a model input"));
     }
     std::vector<std::string> inputs;
     if (sequential) {
       if (r.has("inputs")) fail(NNRT_ERR_INVALID_ARGUMENT, where, ".inputs: only graph (\"nodes\") configs name inputs");
-      inputs = {i == 0 ? std::string("input") : g.nodes.back().layer->name};
+      if (input_names.size() != 1) fail(NNRT_ERR_INVALID_ARGUMENT, "config: a model of several inputs is a graph (\"nodes\")");
+      inputs = {i == 0 ? input_names[0] : g.nodes.back().layer->name};
     } else {
       inputs = r.get_string_list("inputs");
-      if (inputs.empty()) fail(NNRT_ERR_INVALID_ARGUMENT, where, ".inputs is required: a list of node names or \"input\"");
+      if (inputs.empty()) fail(NNRT_ERR_INVALID_ARGUMENT, where, ".inputs is required: a list of node or model input names");
     }
     Node node;
     node.layer = make_layer(type, r);
@@ -136,13 +139,14 @@ ParsedGraph parse_nodes(const Json &list, bool sequential) {
   return g;
 }
 
-// Each node's inputs as indices in config order; -1 is the model input.
-std::vector<std::vector<int32_t>> resolve_inputs(const ParsedGraph &g) {
+// Each node's inputs as indices in config order; model input k is -(k + 1).
+std::vector<std::vector<int32_t>> resolve_inputs(const ParsedGraph &g, const std::vector<std::string> &input_names) {
   std::vector<std::vector<int32_t>> deps(g.nodes.size());
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     for (const std::string &in : g.inputs[i]) {
-      if (in == "input") {
-        deps[i].push_back(-1);
+      auto model_input = std::find(input_names.begin(), input_names.end(), in);
+      if (model_input != input_names.end()) {
+        deps[i].push_back(-static_cast<int32_t>(model_input - input_names.begin()) - 1);
         continue;
       }
       auto it = g.by_name.find(in);
@@ -218,9 +222,17 @@ void Model::build(const Json &config, const ParamSource &source, const Model *pl
   top.get_string("name", "");
   bool sequential = false;
   const Json &list = layer_list(top, sequential);
-  ParsedGraph graph = parse_nodes(list, sequential);
-  std::vector<std::vector<int32_t>> deps = resolve_inputs(graph);
-  std::vector<int32_t> position = adopt_in_order(std::move(graph.nodes), deps, topological_order(deps));
+  ParsedGraph graph = parse_nodes(list, sequential, input_names_);
+  std::vector<std::vector<int32_t>> deps = resolve_inputs(graph, input_names_);
+  std::vector<int32_t> order = topological_order(deps);
+  // Every named input must be given to nnrt_model_predict_many: one that nothing reads is a mistake.
+  for (size_t k = 0; k < input_names_.size() && config.contains("inputs"); ++k) {
+    bool read = std::any_of(deps.begin(), deps.end(), [&](const std::vector<int32_t> &d) {
+      return std::find(d.begin(), d.end(), -static_cast<int32_t>(k) - 1) != d.end();
+    });
+    if (!read) fail(NNRT_ERR_INVALID_ARGUMENT, "config.inputs[", k, "] '", input_names_[k], "': no node reads it");
+  }
+  std::vector<int32_t> position = adopt_in_order(std::move(graph.nodes), deps, order);
   read_outputs(top, sequential, graph.by_name, position);
   top.finish();
   infer_shapes_and_init(seed, source);
@@ -230,21 +242,60 @@ void Model::build(const Json &config, const ParamSource &source, const Model *pl
     return;
   }
   // One example through the model: proves the graph runs, and fills in the forward placement.
-  predict(ops::zeros(*ctx_, NNRT_DTYPE_F32, with_batch(1, input_shapes_[0])));
+  std::vector<Array> zeros;
+  for (const Shape &s : input_shapes_) zeros.push_back(ops::zeros(*ctx_, NNRT_DTYPE_F32, with_batch(1, s)));
+  predict(zeros);
 }
 
+namespace {
+
+// One example's shape from a config list of dims; `where` names it in messages.
+Shape example_shape(const std::vector<int64_t> &dims, const std::string &where, const Json &raw) {
+  if (dims.empty() || dims.size() >= NNRT_MAX_DIMS) {
+    fail(NNRT_ERR_INVALID_ARGUMENT, where, ": expected 1 to ", NNRT_MAX_DIMS - 1, " dims, got ", dims.size());
+  }
+  for (int64_t d : dims) {
+    if (d <= 0) fail(NNRT_ERR_INVALID_ARGUMENT, where, ": dims must be positive, got ", json_excerpt(raw));
+  }
+  Shape s = Shape::of(dims);
+  checked_numel(s, where.c_str());
+  return s;
+}
+
+}  // namespace
+
 uint64_t Model::read_input(JsonReader &top) {
-  if (!top.has("input")) fail(NNRT_ERR_INVALID_ARGUMENT, "config.input is required: the shape of one example, e.g. [1, 28, 28]");
-  std::vector<int64_t> input = top.get_int_list("input", {});
-  if (input.empty() || input.size() >= NNRT_MAX_DIMS) {
-    fail(NNRT_ERR_INVALID_ARGUMENT, "config.input: expected 1 to ", NNRT_MAX_DIMS - 1, " dims, got ", input.size());
+  if (top.has("input") == top.has("inputs")) {
+    fail(NNRT_ERR_INVALID_ARGUMENT, top.has("input") ? "config: give either \"input\" or \"inputs\", not both"
+                                                     : "config.input is required: the shape of one example, e.g. [1, 28, 28] "
+                                                       "(or \"inputs\": a list of named inputs)");
   }
-  for (int64_t d : input) {
-    if (d <= 0) fail(NNRT_ERR_INVALID_ARGUMENT, "config.input: dims must be positive, got ", json_excerpt(top.raw("input")));
+  input_names_.clear();
+  input_shapes_.clear();
+  if (top.has("input")) {
+    input_names_ = {"input"};
+    input_shapes_ = {example_shape(top.get_int_list("input", {}), "config.input", top.raw("input"))};
+  } else {
+    const Json &list = top.raw("inputs");
+    if (!list.is_array() || list.empty() || list.size() > kMaxModelInputs) {
+      fail(NNRT_ERR_INVALID_ARGUMENT, "config.inputs: expected a list of 1 to ", kMaxModelInputs,
+           " inputs ({\"name\": ..., \"shape\": [...]}), got ", json_excerpt(list));
+    }
+    for (size_t k = 0; k < list.size(); ++k) {
+      std::string where = cat("config.inputs[", k, "]");
+      if (!list[k].is_object()) fail(NNRT_ERR_INVALID_ARGUMENT, where, ": expected an object, got ", json_excerpt(list[k]));
+      JsonReader r(list[k], where);
+      std::string name = r.require_string("name");
+      if (name.empty()) fail(NNRT_ERR_INVALID_ARGUMENT, where, ".name: expected a non-empty name");
+      if (std::find(input_names_.begin(), input_names_.end(), name) != input_names_.end()) {
+        fail(NNRT_ERR_INVALID_ARGUMENT, where, ".name: \"", name, "\" is used twice");
+      }
+      if (!r.has("shape")) fail(NNRT_ERR_INVALID_ARGUMENT, where, ".shape is required: the shape of one example");
+      input_shapes_.push_back(example_shape(r.get_int_list("shape", {}), where + ".shape", r.raw("shape")));
+      r.finish();
+      input_names_.push_back(std::move(name));
+    }
   }
-  input_names_ = {"input"};
-  input_shapes_ = {Shape::of(input)};
-  checked_numel(input_shapes_[0], "config.input");
   return top.has("seed") ? static_cast<uint64_t>(top.get_int("seed", 0, 0)) : ctx_->next_seed();
 }
 
@@ -271,6 +322,9 @@ void Model::read_outputs(JsonReader &top, bool sequential, const std::map<std::s
   for (const std::string &o : outs) {
     auto it = by_name.find(o);
     if (it == by_name.end()) fail(NNRT_ERR_INVALID_ARGUMENT, "config.outputs: unknown node \"", o, "\"");
+    if (std::find(outputs_.begin(), outputs_.end(), position[it->second]) != outputs_.end()) {
+      fail(NNRT_ERR_INVALID_ARGUMENT, "config.outputs: \"", o, "\" is listed twice");
+    }
     outputs_.push_back(position[it->second]);
   }
 }
@@ -328,13 +382,49 @@ const Param *Model::find_param(const std::string &name) const {
 // ---- passes ---------------------------------------------------------------------------------
 
 void Model::check_input(const Array &x, const char *what) const {
-  Shape expected = with_batch(x.rank() > 0 ? x.dim(0) : 0, input_shapes_[0]);
+  if (input_shapes_.size() != 1) {
+    fail(NNRT_ERR_INVALID_ARGUMENT, what, ": the model takes ", input_shapes_.size(), " inputs (", input_list(),
+         "), and this call gives one; predict with nnrt_model_predict_many");
+  }
+  check_input(x, 0, what);
+}
+
+void Model::check_input(const Array &x, size_t k, const char *what) const {
+  Shape expected = with_batch(x.rank() > 0 ? x.dim(0) : 0, input_shapes_[k]);
+  std::string which = input_shapes_.size() == 1 ? std::string(what) : cat(what, ": input ", k, " '", input_names_[k], "'");
   if (x.shape() != expected) {
-    std::string want = to_string(input_shapes_[0]);
-    fail(NNRT_ERR_SHAPE, what, ": expected [N, ", want.substr(1), " (a batch of examples shaped ", want, "), got ",
+    std::string want = to_string(input_shapes_[k]);
+    fail(NNRT_ERR_SHAPE, which, ": expected [N, ", want.substr(1), " (a batch of examples shaped ", want, "), got ",
          to_string(x.shape()));
   }
-  if (x.dtype() == NNRT_DTYPE_BOOL) fail(NNRT_ERR_DTYPE, what, ": expected a numeric array, got bool");
+  if (x.dtype() == NNRT_DTYPE_BOOL) fail(NNRT_ERR_DTYPE, which, ": expected a numeric array, got bool");
+}
+
+void Model::check_inputs(const std::vector<Array> &xs, const char *what) const {
+  if (xs.size() != input_shapes_.size()) {
+    fail(NNRT_ERR_INVALID_ARGUMENT, what, ": the model takes ", input_shapes_.size(), " input", input_shapes_.size() == 1 ? "" : "s",
+         " (", input_list(), "), got ", xs.size());
+  }
+  for (size_t k = 0; k < xs.size(); ++k) check_input(xs[k], k, what);
+  for (size_t k = 1; k < xs.size(); ++k) {
+    if (xs[k].dim(0) != xs[0].dim(0)) {
+      fail(NNRT_ERR_SHAPE, what, ": every input holds the same examples; input 0 '", input_names_[0], "' has ", xs[0].dim(0),
+           " and input ", k, " '", input_names_[k], "' has ", xs[k].dim(0));
+    }
+  }
+}
+
+void Model::require_one_input(const char *what) const {
+  if (input_shapes_.size() != 1) {
+    fail(NNRT_ERR_UNSUPPORTED, what, ": the model takes ", input_shapes_.size(), " inputs (", input_list(), "); ", what,
+         " takes models of one input in this version");
+  }
+}
+
+std::string Model::input_list() const {
+  std::string s;
+  for (size_t k = 0; k < input_names_.size(); ++k) s += cat(k ? ", " : "", input_names_[k], " ", to_string(input_shapes_[k]));
+  return s;
 }
 
 std::vector<Array> Model::params_as(nnrt_dtype dtype) const {
@@ -371,9 +461,18 @@ std::vector<Array> Model::node_params(const Node &node, const std::vector<Array>
 
 Array Model::predict(const Array &x) const {
   check_input(x, "predict");
+  return predict_checked({x}, nullptr).front();
+}
+
+std::vector<Array> Model::predict(const std::vector<Array> &xs) const {
+  check_inputs(xs, "predict");
+  return predict_checked(xs, nullptr);
+}
+
+std::vector<Array> Model::predict_checked(const std::vector<Array> &xs, const Array *into) const {
   std::shared_lock<WriterPreferringSharedMutex> read(lock_);
   backend::WeightsVersionScope stable = stable_params();
-  return plans_->predict(*ctx_, x, params_, [&] { return run_layers(x); });
+  return plans_->predict(*ctx_, xs, params_, [&] { return run_layers(xs); }, into);
 }
 
 void Model::predict_into(const Array &x, const Array &out) const {
@@ -390,9 +489,7 @@ void Model::predict_into(const Array &x, const Array &out) const {
   const Storage &in_mem = *x.storage(), &out_mem = *out.storage();
   const char *in_begin = static_cast<const char *>(in_mem.ptr), *out_begin = static_cast<const char *>(out_mem.ptr);
   bool overlap = in_begin < out_begin + out_mem.bytes && out_begin < in_begin + in_mem.bytes;
-  std::shared_lock<WriterPreferringSharedMutex> read(lock_);
-  backend::WeightsVersionScope stable = stable_params();
-  Array y = plans_->predict(*ctx_, x, params_, [&] { return run_layers(x); }, overlap ? nullptr : &out);
+  Array y = predict_checked({x}, overlap ? nullptr : &out).front();
   if (y.storage() != out.storage() || y.offset() != out.offset()) ops::copy_into(*ctx_, y, out);
 }
 
@@ -400,11 +497,11 @@ Shape Model::output_shape(int64_t batch) const {
   return with_batch(batch, nodes_[outputs_.front()].out_shape);
 }
 
-Array Model::predict_unplanned(const Array &x) const {
-  check_input(x, "predict");
+std::vector<Array> Model::predict_unplanned(const std::vector<Array> &xs) const {
+  check_inputs(xs, "predict");
   std::shared_lock<WriterPreferringSharedMutex> read(lock_);
   backend::WeightsVersionScope stable = stable_params();
-  return run_layers(x);
+  return run_layers(xs);
 }
 
 backend::WeightsVersionScope Model::stable_params() const {
@@ -413,11 +510,12 @@ backend::WeightsVersionScope Model::stable_params() const {
   return backend::WeightsVersionScope(lock_.generation(), std::move(storages));
 }
 
-Array Model::run_layers(const Array &x) const {
+std::vector<Array> Model::run_layers(const std::vector<Array> &xs) const {
   nnrt_dtype dtype = ctx_->options().default_dtype;
   Pass pass{*ctx_, false, 0, dtype, {}};
   std::vector<Array> params = params_as(dtype);
-  std::vector<Array> inputs = {as_dtype(*ctx_, x, dtype)};
+  std::vector<Array> inputs;
+  for (const Array &x : xs) inputs.push_back(as_dtype(*ctx_, x, dtype));
   std::vector<Array> outs(nodes_.size());
   std::vector<int32_t> remaining(nodes_.size());
   for (size_t i = 0; i < nodes_.size(); ++i) remaining[i] = nodes_[i].consumers;
@@ -434,7 +532,9 @@ Array Model::run_layers(const Array &x) const {
   }
   // Row-major for the caller, whatever layout the last layer left (inference keeps images
   // channels-last between layers; see conv2d.cpp).
-  return ops::contiguous(*ctx_, as_dtype(*ctx_, outs[outputs_.front()], NNRT_DTYPE_F32));
+  std::vector<Array> results;
+  for (int32_t o : outputs_) results.push_back(ops::contiguous(*ctx_, as_dtype(*ctx_, outs[o], NNRT_DTYPE_F32)));
+  return results;
 }
 
 Activations Model::forward(Pass &pass, const std::vector<Array> &inputs, const std::vector<Array> &params) const {
@@ -489,6 +589,9 @@ std::string Model::summary() const {
   std::shared_lock<WriterPreferringSharedMutex> read(lock_);
   Json j;
   j["input"] = shape_json(input_shapes_[0]);
+  Json inputs = Json::array();
+  for (size_t k = 0; k < input_shapes_.size(); ++k) inputs.push_back({{"name", input_names_[k]}, {"shape", shape_json(input_shapes_[k])}});
+  j["inputs"] = inputs;
   j["backend"] = ctx_->device()->name();
   j["dtype"] = dtype_name(ctx_->options().default_dtype);
   Json layers = Json::array();

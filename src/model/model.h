@@ -22,6 +22,9 @@ namespace nnrt::model {
 
 class OutputLayer;
 
+// A config's "inputs" list holds at most this many.
+constexpr size_t kMaxModelInputs = 64;
+
 struct Param {
   std::string name;  // "<layer>.<suffix>"
   Array value;       // F32, the master copy
@@ -93,16 +96,21 @@ class Model {
   // Another model of this config whose parameters are this one's memory (nnrt_model_share).
   std::shared_ptr<Model> share() const;
 
-  // Inference on a batch [N, input...]: returns the first output. Thread-safe. Replays the
-  // prediction plan of x's layout (predict_plan.h), made at the first call with that layout.
+  // Inference on a batch [N, input...] of a model of one input: returns the first output.
+  // Thread-safe. Replays the prediction plan of x's layout (predict_plan.h), made at the first call
+  // with that layout.
   Array predict(const Array &x) const;
+  // Inference on one batch per model input (input k [N, input k's shape...], the same N): returns
+  // every output, in the config's "outputs" order, F32 and row-major.
+  std::vector<Array> predict(const std::vector<Array> &xs) const;
   // predict() written into `out` (nnrt_model_predict_into): F32, shaped as output_shape() says,
   // on the model's device; written in place by the plan's last op where the layouts allow.
   void predict_into(const Array &x, const Array &out) const;
   // The prediction's shape for `batch` examples: [batch, <the first output's shape>].
   Shape output_shape(int64_t batch) const;
   // The same through the layers, op by op, without a plan: what plans are checked against.
-  Array predict_unplanned(const Array &x) const;
+  std::vector<Array> predict_unplanned(const std::vector<Array> &xs) const;
+  Array predict_unplanned(const Array &x) const { return predict_unplanned(std::vector<Array>{x}).front(); }
   // How many input layouts have a plan that replays.
   size_t plan_count() const { return plans_->size(); }
 
@@ -135,8 +143,17 @@ class Model {
   // The summary JSON of nnrt_model_summary.
   std::string summary() const;
 
-  // Checks a batch against the model's input: rank, per-example dims, float dtype.
+  // Checks a batch against the model's input: rank, per-example dims, a numeric dtype; refuses a
+  // model of several inputs (NNRT_ERR_INVALID_ARGUMENT, naming them).
   void check_input(const Array &x, const char *what) const;
+  // The same for one batch per input, all of the same examples.
+  void check_inputs(const std::vector<Array> &xs, const char *what) const;
+  const std::vector<std::string> &input_names() const { return input_names_; }
+  // "name [dims], ..." for messages.
+  std::string input_list() const;
+  // Refuses a model of several inputs (NNRT_ERR_UNSUPPORTED) for `what`, which its datasets,
+  // batches or formats cannot feed yet.
+  void require_one_input(const char *what) const;
 
   // For passes over the nodes (here and in decoder.cpp): a node's inputs among the model inputs and
   // the node outputs so far, and its parameters among `params`.
@@ -161,7 +178,11 @@ class Model {
   void read_outputs(JsonReader &top, bool sequential, const std::map<std::string, int32_t> &by_name,
                     const std::vector<int32_t> &position);
   void infer_shapes_and_init(uint64_t seed, const ParamSource &source);
-  Array run_layers(const Array &x) const;  // predict's pass, the caller holding the lock shared
+  void check_input(const Array &x, size_t k, const char *what) const;
+  // Takes the lock shared and predicts from checked inputs; `into` as PredictPlans::predict's.
+  std::vector<Array> predict_checked(const std::vector<Array> &xs, const Array *into) const;
+  // predict's pass, the caller holding the lock shared: every output.
+  std::vector<Array> run_layers(const std::vector<Array> &xs) const;
   // Vouches for the parameters' bytes to the backends (weights_version.h), the caller holding the
   // lock shared.
   backend::WeightsVersionScope stable_params() const;

@@ -121,6 +121,7 @@ std::shared_ptr<Model> import_onnx(const nnrt_onnx_converter &conv, std::shared_
 
 // The model as the converter's export description (nnrt/onnx_converter.h).
 Json describe_for_export(const Model &m) {
+  m.require_one_input("ONNX export");
   Json d;
   d["input"] = m.input_shapes()[0].vec();
   d["output"] = m.output_node();

@@ -26,7 +26,7 @@ enum class Base : uint8_t { kInput, kParam, kConstant, kArena, kOutput };
 
 struct Operand {
   Base base = Base::kArena;
-  int32_t index = 0;   // the parameter or constant
+  int32_t index = 0;   // the input, parameter, constant or output
   int64_t offset = 0;  // bytes from the base
 };
 
@@ -47,6 +47,15 @@ int64_t bytes_between(const void *from, const void *to) {
   return static_cast<const char *>(to) - static_cast<const char *>(from);
 }
 
+// One output of a plan: the storage its last ops write, and the array the caller gets from it.
+struct PlannedOutput {
+  nnrt_dtype dtype = NNRT_DTYPE_F32;
+  int64_t elements = 0;  // of the storage
+  Shape shape;
+  Strides strides{};
+  int64_t offset = 0;
+};
+
 }  // namespace
 
 // ---- the plan -------------------------------------------------------------------------------
@@ -57,62 +66,65 @@ class PredictPlan {
   std::vector<std::pair<int32_t, ArrayLayout>> params;  // every parameter the steps read, as recorded
   std::vector<std::shared_ptr<Storage>> constants;      // memory the pass read but did not make
   size_t arena_bytes = 0, workspace_offset = 0;
-  nnrt_dtype out_dtype = NNRT_DTYPE_F32;
-  int64_t out_elements = 0;  // of the output's storage
-  Shape out_shape;
-  Strides out_strides{};
-  int64_t out_offset = 0;
+  std::vector<PlannedOutput> outputs;
 
-  // Replays on x; false (nothing run) when a parameter no longer has its recorded layout or x is
-  // on another device, which the ordinary pass reports.
-  // `into`, when given, is the caller's output (nnrt_model_predict_into): when it is row-major
-  // and the plan's output is too, the ops write it directly and *y is `into` itself.
-  bool run(Context &ctx, const Array &x, const std::vector<Param> &values, const Array *into, Array *y) const {
+  // Replays on xs (one array per model input); false (nothing run) when a parameter no longer has
+  // its recorded layout or an input is on another device, which the ordinary pass reports.
+  // `into`, when given, is the caller's first output (nnrt_model_predict_into): when it is
+  // row-major and the plan's first output is too, the ops write it directly and (*ys)[0] is `into`.
+  bool run(Context &ctx, const std::vector<Array> &xs, const std::vector<Param> &values, const Array *into,
+           std::vector<Array> *ys) const {
     for (const auto &p : params) {
       const Array &v = values[p.first].value;
       if (!(ArrayLayout::of(v) == p.second)) return false;
     }
     const backend::Device &dev = *ctx.device();
-    if (&x.device() != &dev && !(x.device().host_memory() && dev.host_memory())) return false;
+    for (const Array &x : xs)
+      if (&x.device() != &dev && !(x.device().host_memory() && dev.host_memory())) return false;
     Array arena = arena_bytes ? Array::allocate(ctx.device(), NNRT_DTYPE_U8, Shape{int64_t(arena_bytes)}) : Array();
-    bool direct = into && writes_whole(*into);
-    Array out = direct ? *into : Array::allocate(ctx.device(), out_dtype, Shape{out_elements});
+    bool direct = into && writes_whole(outputs.front(), *into);
+    std::vector<Array> outs;
+    for (size_t j = 0; j < outputs.size(); ++j)
+      outs.push_back(j == 0 && direct ? *into : Array::allocate(ctx.device(), outputs[j].dtype, Shape{outputs[j].elements}));
     char *arena_base = arena.defined() ? static_cast<char *>(arena.data()) : nullptr;
     auto address = [&](const Operand &o) -> char * {
       switch (o.base) {
-        case Base::kInput: return static_cast<char *>(x.data()) + o.offset;
+        case Base::kInput: return static_cast<char *>(xs[o.index].data()) + o.offset;
         case Base::kParam: return static_cast<char *>(values[o.index].value.data()) + o.offset;
         case Base::kConstant: return static_cast<char *>(constants[o.index]->ptr) + o.offset;
         case Base::kArena: return arena_base + o.offset;
-        case Base::kOutput: return static_cast<char *>(out.data()) + o.offset;
+        case Base::kOutput: return static_cast<char *>(outs[o.index].data()) + o.offset;
       }
       return nullptr;
     };
     const void *ins[NNRT_OP_MAX_INPUTS];
-    void *outs[NNRT_OP_MAX_OUTPUTS];
+    void *results[NNRT_OP_MAX_OUTPUTS];
     for (const Step &s : steps) {
       for (int i = 0; i < s.op.desc.n_inputs; ++i) ins[i] = address(s.in[i]);
-      for (int i = 0; i < s.op.desc.n_outputs; ++i) outs[i] = address(s.out[i]);
+      for (int i = 0; i < s.op.desc.n_outputs; ++i) results[i] = address(s.out[i]);
       void *workspace = s.op.staged || !arena_base ? nullptr : arena_base + workspace_offset;
       uint64_t version = 0;
       if (backend::takes_weights_version(s.op.desc.kind) && s.in[1].base == Base::kParam)
         version = backend::weights_version(values[s.in[1].index].value.storage().get());
-      backend::run_resolved(ctx, s.op, ins, outs, workspace, version);
+      backend::run_resolved(ctx, s.op, ins, results, workspace, version);
     }
-    *y = direct ? out : out.view(out_shape, out_strides, out_offset);
+    ys->clear();
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      const PlannedOutput &o = outputs[j];
+      ys->push_back(j == 0 && direct ? outs[0] : outs[j].view(o.shape, o.strides, o.offset));
+    }
     return true;
   }
 
   // Whether the output is one whole row-major array of a's shape and dtype, so that a contiguous
   // `a` can stand in for it.
-  bool writes_whole(const Array &a) const {
-    if (!(a.dtype() == out_dtype && a.is_contiguous() && a.shape() == out_shape && out_offset == 0 &&
-          out_elements == a.numel())) {
+  static bool writes_whole(const PlannedOutput &o, const Array &a) {
+    if (!(a.dtype() == o.dtype && a.is_contiguous() && a.shape() == o.shape && o.offset == 0 && o.elements == a.numel())) {
       return false;
     }
-    Strides row_major = contiguous_strides(out_shape);
-    for (int32_t i = 0; i < out_shape.rank; ++i)
-      if (out_shape.dims[i] > 1 && out_strides[i] != row_major[i]) return false;
+    Strides row_major = contiguous_strides(o.shape);
+    for (int32_t i = 0; i < o.shape.rank; ++i)
+      if (o.shape.dims[i] > 1 && o.strides[i] != row_major[i]) return false;
     return true;
   }
 };
@@ -205,15 +217,15 @@ struct Buffer {
   size_t first = 0, last = 0;  // the steps that touch it first and last
   bool written = false;
   size_t bytes = 0;
-  int64_t base_offset = 0;  // the input's or a parameter's first element in its storage
+  int64_t base_offset = 0;  // an input's or a parameter's first element in its storage
   size_t offset = 0;        // in the arena
 };
 
 class Compiler {
  public:
-  Compiler(const Array &x, const std::vector<Param> &params) : x_(x), params_(params) {}
+  Compiler(const std::vector<Array> &xs, const std::vector<Param> &params) : xs_(xs), params_(params) {}
 
-  std::shared_ptr<PredictPlan> compile(const Recording &rec, const Array &y) {
+  std::shared_ptr<PredictPlan> compile(const Recording &rec, const std::vector<Array> &ys) {
     auto plan = std::make_shared<PredictPlan>();
     buffers_.resize(rec.storages.size());
     std::vector<bool> seen(rec.storages.size(), false);
@@ -222,21 +234,21 @@ class Compiler {
       for (const RecordedOperand &o : r.in) touch(rec, o.storage, k, false, seen, *plan);
       for (const RecordedOperand &o : r.out) touch(rec, o.storage, k, true, seen, *plan);
     }
-    // A replay rewrites only what the pass's own ops made: memory they did not make (the input,
-    // parameters, constants) must be read-only, and the output must be one of theirs.
+    // A replay rewrites only what the pass's own ops made: memory they did not make (the inputs,
+    // parameters, constants) must be read-only, and each output must be one of theirs, of its own.
     for (const Buffer &b : buffers_)
       if (b.written && b.base != Base::kArena) return nullptr;
-    size_t out_index = 0;
-    if (!rec.find(y.storage(), &out_index) || buffers_[out_index].base != Base::kArena) return nullptr;
-    Buffer &out = buffers_[out_index];
-    size_t es = dtype_size(y.dtype());
-    if (out.bytes % es != 0) return nullptr;
-    out.base = Base::kOutput;
-    plan->out_dtype = y.dtype();
-    plan->out_elements = static_cast<int64_t>(out.bytes / es);
-    plan->out_shape = y.shape();
-    plan->out_strides = y.strides();
-    plan->out_offset = y.offset();
+    for (size_t j = 0; j < ys.size(); ++j) {
+      const Array &y = ys[j];
+      size_t out_index = 0;
+      if (!rec.find(y.storage(), &out_index) || buffers_[out_index].base != Base::kArena) return nullptr;
+      Buffer &out = buffers_[out_index];
+      size_t es = dtype_size(y.dtype());
+      if (out.bytes % es != 0) return nullptr;
+      out.base = Base::kOutput;
+      out.index = static_cast<int32_t>(j);
+      plan->outputs.push_back({y.dtype(), static_cast<int64_t>(out.bytes / es), y.shape(), y.strides(), y.offset()});
+    }
     place_in_arena(*plan);
     size_t workspace = 0;
     for (const RecordedOp &r : rec.ops)
@@ -255,9 +267,10 @@ class Compiler {
       const RecordedStorage &s = rec.storages[id];
       b.first = k;
       b.bytes = s.bytes;
-      if (same_storage(s.identity, x_.storage())) {
+      if (int32_t x = input_of(s.identity); x >= 0) {
         b.base = Base::kInput;
-        b.base_offset = bytes_between(x_.storage()->ptr, x_.data());
+        b.index = x;
+        b.base_offset = bytes_between(xs_[x].storage()->ptr, xs_[x].data());
       } else if (int32_t p = param_of(s.identity); p >= 0) {
         b.base = Base::kParam;
         b.index = p;
@@ -273,6 +286,13 @@ class Compiler {
     }
     b.last = k;
     b.written = b.written || write;
+  }
+
+  // Inputs never share a storage here (PredictPlans::predict plans no such call).
+  int32_t input_of(const std::weak_ptr<Storage> &s) const {
+    for (size_t i = 0; i < xs_.size(); ++i)
+      if (same_storage(s, xs_[i].storage())) return static_cast<int32_t>(i);
+    return -1;
   }
 
   int32_t param_of(const std::weak_ptr<Storage> &s) const {
@@ -318,7 +338,7 @@ class Compiler {
     return s;
   }
 
-  const Array &x_;
+  const std::vector<Array> &xs_;
   const std::vector<Param> &params_;
   std::vector<Buffer> buffers_;  // by recorded storage
 };
@@ -328,17 +348,23 @@ class Compiler {
 // ---- the plans of a model -------------------------------------------------------------------
 
 struct PredictPlans::Entry {
-  ArrayLayout input;
+  std::vector<ArrayLayout> inputs;
   std::shared_ptr<const PredictPlan> plan;  // NULL: this layout's pass cannot be replayed
 };
 
-Array PredictPlans::predict(Context &ctx, const Array &x, const std::vector<Param> &params,
-                            const std::function<Array()> &unplanned, const Array *into) {
-  ArrayLayout key = ArrayLayout::of(x);
+std::vector<Array> PredictPlans::predict(Context &ctx, const std::vector<Array> &xs, const std::vector<Param> &params,
+                                        const std::function<std::vector<Array>()> &unplanned, const Array *into) {
+  // Inputs in one storage (the caller passed one array twice, or views of one block) would each
+  // need their offset from the other at every replay: such calls go the ordinary way.
+  for (size_t i = 0; i < xs.size(); ++i)
+    for (size_t j = i + 1; j < xs.size(); ++j)
+      if (xs[i].storage() == xs[j].storage()) return unplanned();
+  std::vector<ArrayLayout> key;
+  for (const Array &x : xs) key.push_back(ArrayLayout::of(x));
   std::shared_ptr<Entry> entry;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = std::find_if(entries_.begin(), entries_.end(), [&](const auto &e) { return e->input == key; });
+    auto it = std::find_if(entries_.begin(), entries_.end(), [&](const auto &e) { return e->inputs == key; });
     if (it != entries_.end()) {
       entry = *it;
       std::rotate(entries_.begin(), it, it + 1);
@@ -346,9 +372,9 @@ Array PredictPlans::predict(Context &ctx, const Array &x, const std::vector<Para
   }
   if (entry) {
     if (!entry->plan) return unplanned();
-    Array y;
+    std::vector<Array> ys;
     try {
-      if (entry->plan->run(ctx, x, params, into, &y)) return y;
+      if (entry->plan->run(ctx, xs, params, into, &ys)) return ys;
     } catch (const Error &e) {
       if (is_stop_status(e.status())) throw;  // stopped by the caller's run options: no retry
       // A failing op (an index out of range, memory): the ordinary pass fails the same way, and
@@ -357,31 +383,31 @@ Array PredictPlans::predict(Context &ctx, const Array &x, const std::vector<Para
     }
   }
   Recording rec;
-  Array y;
+  std::vector<Array> ys;
   {
     backend::RecordScope scope(&rec);
-    y = unplanned();
+    ys = unplanned();
   }
   auto made = std::make_shared<Entry>();
-  made->input = key;
-  made->plan = Compiler(x, params).compile(rec, y);
+  made->inputs = key;
+  made->plan = Compiler(xs, params).compile(rec, ys);
   if (made->plan) {
     // The recorded pass's arrays are back in the memory cache, in blocks of their own sizes, which
     // the replays' one arena does not reuse: returned to the system, they would not sit beside it
     // for the life of the process.
     ctx.device()->memory().trim();
     if (log::enabled(NNRT_LOG_INFO)) {
-      log::info(cat("prediction plan for an input of ", to_string(x.shape()), ": ", made->plan->steps.size(),
-                    " ops, an arena of ", made->plan->arena_bytes, " bytes (", made->plan->arena_bytes - made->plan->workspace_offset,
-                    " of them op workspace)"));
+      log::info(cat("prediction plan for an input of ", to_string(xs.front().shape()), xs.size() > 1 ? " (and more)" : "", ": ",
+                    made->plan->steps.size(), " ops, an arena of ", made->plan->arena_bytes, " bytes (",
+                    made->plan->arena_bytes - made->plan->workspace_offset, " of them op workspace)"));
     }
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  entries_.erase(std::remove_if(entries_.begin(), entries_.end(), [&](const auto &e) { return e->input == key; }),
+  entries_.erase(std::remove_if(entries_.begin(), entries_.end(), [&](const auto &e) { return e->inputs == key; }),
                  entries_.end());
   entries_.insert(entries_.begin(), made);
   if (entries_.size() > kMaxEntries) entries_.resize(kMaxEntries);
-  return y;
+  return ys;
 }
 
 size_t PredictPlans::size() const {

@@ -1,4 +1,4 @@
-// Prediction plans: a model's forward pass for one input layout, compiled once and replayed, so that
+// Prediction plans: a model's forward pass for one layout of its inputs, compiled once and replayed, so that
 // a small batch costs the math and not the layers, shape checks, op cache lookups and allocations
 // around every op.
 //
@@ -37,13 +37,14 @@ class PredictPlan;
 // The plans of one model, a few input layouts (most recently used first).
 class PredictPlans {
  public:
-  // The prediction for x: replays the plan of x's layout, or runs `unplanned` (which computes the
-  // prediction from x and the parameters through the layers) while recording it and keeps the plan
-  // it gives. The caller holds the model's lock shared, so the parameters do not change meanwhile.
-  // With `into` (the caller's output, nnrt_model_predict_into), a replay whose output is `into`'s
-  // row-major layout writes it directly and returns it; otherwise the result is a new array.
-  Array predict(Context &ctx, const Array &x, const std::vector<Param> &params,
-                const std::function<Array()> &unplanned, const Array *into = nullptr);
+  // The prediction for xs (one array per model input): every output. Replays the plan of the
+  // inputs' layouts, or runs `unplanned` (which computes the outputs from xs and the parameters
+  // through the layers) while recording it and keeps the plan it gives. The caller holds the
+  // model's lock shared, so the parameters do not change meanwhile. With `into` (the caller's
+  // output, nnrt_model_predict_into), a replay whose first output is `into`'s row-major layout
+  // writes it directly and returns it first; otherwise the results are new arrays.
+  std::vector<Array> predict(Context &ctx, const std::vector<Array> &xs, const std::vector<Param> &params,
+                             const std::function<std::vector<Array>()> &unplanned, const Array *into = nullptr);
 
   // How many input layouts have a plan that replays (not counting those known to give none).
   size_t size() const;

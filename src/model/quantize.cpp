@@ -109,6 +109,7 @@ QuantizeOptions QuantizeOptions::parse(const Json &options) {
 
 std::shared_ptr<Model> quantize(const Model &m, const std::shared_ptr<const data::Dataset> &calibration,
                                 const QuantizeOptions &o) {
+  m.require_one_input("nnrt_model_quantize");
   if (calibration->size() == 0) fail(NNRT_ERR_INVALID_ARGUMENT, "nnrt_model_quantize: the calibration set is empty");
   std::set<std::string> excluded(o.exclude.begin(), o.exclude.end());
   std::vector<int32_t> targets;

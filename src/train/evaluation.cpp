@@ -108,6 +108,7 @@ std::string Evaluation::report() const {
 }
 
 Evaluation evaluate(const model::Model &model, const std::shared_ptr<const data::Dataset> &data, int64_t batch_size) {
+  model.require_one_input("evaluate");
   if (data->size() == 0) fail(NNRT_ERR_INVALID_ARGUMENT, "evaluate: the dataset is empty");
   if (data->example_shape() != model.input_shapes()[0]) {
     fail(NNRT_ERR_SHAPE, "evaluate: the dataset's examples are ", to_string(data->example_shape()),

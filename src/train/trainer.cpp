@@ -27,6 +27,7 @@ nnrt_dtype compute_dtype(const TrainerOptions &options, const model::Model &m) {
 
 // A model that has an output layer and whose every layer can be trained.
 const std::shared_ptr<model::Model> &with_output_layer(const std::shared_ptr<model::Model> &m) {
+  m->require_one_input("training");
   for (const model::Node &node : m->nodes()) {
     std::string why = node.layer->why_not_trainable();
     if (!why.empty()) fail(NNRT_ERR_UNSUPPORTED, "the model cannot be trained: ", node.layer->where(), ": ", why);

@@ -485,11 +485,225 @@ static void test_determinism(const char *backend) {
   CHECK(memcmp(a, c, sizeof a) != 0);
 }
 
+/* A graph of two named inputs and two outputs, through nnrt_model_predict_many. */
+static void test_several_inputs(void) {
+  static const char *config =
+      "{\"inputs\": [{\"name\": \"a\", \"shape\": [3]}, {\"name\": \"b\", \"shape\": [3]}], \"seed\": 3, \"nodes\": ["
+      " {\"name\": \"sum\", \"type\": \"add\", \"inputs\": [\"a\", \"b\"]},"
+      " {\"name\": \"scaled\", \"type\": \"dense\", \"inputs\": [\"b\"], \"units\": 2}],"
+      " \"outputs\": [\"sum\", \"scaled\"]}";
+  nnrt_model *m = NULL;
+  nnrt_trainer *t = NULL;
+  nnrt_array *a = NULL, *b = NULL, *wide = NULL, *few = NULL, *w = NULL, *bias = NULL, *out[2] = {NULL, NULL};
+  nnrt_array *again[2] = {NULL, NULL}, *one = NULL;
+  const nnrt_array *ins[2];
+  float av[6] = {1, 2, 3, 4, 5, 6}, bv[6] = {0.5f, -1, 2, 8, 0, -3}, sum[6], scaled[4], wv[6], biasv[2];
+  float sum2[6], scaled2[4], zeros8[8] = {0};
+  int64_t s23[2] = {2, 3}, s24[2] = {2, 4}, s13[2] = {1, 3}, shape[NNRT_MAX_DIMS];
+  int32_t count = 0, nd = 0;
+  char name[8];
+  size_t len = 0;
+  int i, j, k, ok = 1;
+
+  CHECK_OK(nnrt_model_create(ctx, config, &m));
+  CHECK_OK(nnrt_model_input_count(m, &count));
+  CHECK(count == 2);
+  CHECK_OK(nnrt_model_output_count(m, &count));
+  CHECK(count == 2);
+  CHECK_OK(nnrt_model_input(m, 1, name, sizeof name, &len, &nd, shape));
+  CHECK(strcmp(name, "b") == 0 && len == 1 && nd == 1 && shape[0] == 3);
+  CHECK_STATUS(nnrt_model_input(m, 2, name, sizeof name, &len, &nd, shape), NNRT_ERR_INVALID_ARGUMENT, "inputs 0 to 1");
+
+  CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 2, s23, av, sizeof av, &a));
+  CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 2, s23, bv, sizeof bv, &b));
+  ins[0] = a;
+  ins[1] = b;
+  CHECK_OK(nnrt_model_predict_many(m, ins, 2, NULL, out, 2));
+  CHECK_OK(nnrt_array_to_host(out[0], sum, sizeof sum));
+  CHECK_OK(nnrt_array_to_host(out[1], scaled, sizeof scaled));
+  CHECK_OK(nnrt_model_get_param(m, "scaled.weight", &w));
+  CHECK_OK(nnrt_model_get_param(m, "scaled.bias", &bias));
+  CHECK_OK(nnrt_array_to_host(w, wv, sizeof wv));
+  CHECK_OK(nnrt_array_to_host(bias, biasv, sizeof biasv));
+  for (i = 0; i < 6; ++i) ok &= sum[i] == av[i] + bv[i];
+  for (i = 0; i < 2; ++i)
+    for (j = 0; j < 2; ++j) {
+      double want = biasv[j];
+      for (k = 0; k < 3; ++k) want += (double)bv[i * 3 + k] * wv[j * 3 + k];
+      ok &= fabs(scaled[i * 2 + j] - want) < 1e-5;
+    }
+  CHECK(ok);
+  /* The second call replays the plan of these layouts: the same bits. */
+  CHECK_OK(nnrt_model_predict_many(m, ins, 2, NULL, again, 2));
+  CHECK_OK(nnrt_array_to_host(again[0], sum2, sizeof sum2));
+  CHECK_OK(nnrt_array_to_host(again[1], scaled2, sizeof scaled2));
+  CHECK(memcmp(sum, sum2, sizeof sum) == 0 && memcmp(scaled, scaled2, sizeof scaled) == 0);
+  for (i = 0; i < 2; ++i) {
+    nnrt_array_release(out[i]);
+    nnrt_array_release(again[i]);
+    out[i] = again[i] = NULL;
+  }
+  /* Only the first output asked for. */
+  CHECK_OK(nnrt_model_predict_many(m, ins, 2, NULL, out, 1));
+  CHECK_OK(nnrt_array_to_host(out[0], sum2, sizeof sum2));
+  CHECK(memcmp(sum, sum2, sizeof sum) == 0 && out[1] == NULL);
+  nnrt_array_release(out[0]);
+  out[0] = NULL;
+  /* One array as both inputs (one memory: not planned) is a + a. */
+  ins[1] = a;
+  CHECK_OK(nnrt_model_predict_many(m, ins, 2, NULL, out, 1));
+  CHECK_OK(nnrt_array_to_host(out[0], sum2, sizeof sum2));
+  for (i = 0, ok = 1; i < 6; ++i) ok &= sum2[i] == 2 * av[i];
+  CHECK(ok);
+  nnrt_array_release(out[0]);
+  out[0] = NULL;
+
+  /* Bad calls: each refused with what was expected, nothing written. */
+  CHECK_STATUS(nnrt_model_predict(m, a, &one), NNRT_ERR_INVALID_ARGUMENT, "takes 2 inputs (a [3], b [3])");
+  CHECK(one == NULL);
+  CHECK_STATUS(nnrt_model_predict_many(m, ins, 1, NULL, out, 1), NNRT_ERR_INVALID_ARGUMENT, "n_inputs is 1");
+  CHECK_STATUS(nnrt_model_predict_many(m, ins, 2, NULL, out, 3), NNRT_ERR_INVALID_ARGUMENT, "expected 1 to 2");
+  CHECK_STATUS(nnrt_model_predict_many(m, ins, 2, NULL, out, 0), NNRT_ERR_INVALID_ARGUMENT, "n_outputs is 0");
+  CHECK_STATUS(nnrt_model_predict_many(m, NULL, 2, NULL, out, 1), NNRT_ERR_INVALID_ARGUMENT, "inputs is NULL");
+  CHECK_STATUS(nnrt_model_predict_many(m, ins, 2, NULL, NULL, 1), NNRT_ERR_INVALID_ARGUMENT, "outputs is NULL");
+  ins[1] = NULL;
+  CHECK_STATUS(nnrt_model_predict_many(m, ins, 2, NULL, out, 1), NNRT_ERR_INVALID_ARGUMENT, "inputs[1]");
+  CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 2, s24, zeros8, sizeof zeros8, &wide));
+  ins[1] = wide;
+  CHECK_STATUS(nnrt_model_predict_many(m, ins, 2, NULL, out, 1), NNRT_ERR_SHAPE, "input 1 'b': expected [N, 3]");
+  CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 2, s13, av, sizeof av / 2, &few));
+  ins[1] = few;
+  CHECK_STATUS(nnrt_model_predict_many(m, ins, 2, NULL, out, 1), NNRT_ERR_SHAPE, "the same examples");
+  CHECK(out[0] == NULL);
+  CHECK_STATUS(nnrt_trainer_create(m, "{}", &t), NNRT_ERR_UNSUPPORTED, "training takes models of one input");
+  nnrt_array_release(a);
+  nnrt_array_release(b);
+  nnrt_array_release(wide);
+  nnrt_array_release(few);
+  nnrt_array_release(w);
+  nnrt_array_release(bias);
+  nnrt_model_release(m);
+  m = NULL;
+
+  /* Configs refused with the key named. */
+  CHECK_STATUS(nnrt_model_create(ctx, "{\"input\": [3], \"inputs\": [{\"name\": \"a\", \"shape\": [3]}], \"layers\": "
+                                      "[{\"type\": \"flatten\"}]}", &m), NNRT_ERR_INVALID_ARGUMENT, "not both");
+  CHECK_STATUS(nnrt_model_create(ctx, "{\"inputs\": [{\"name\": \"a\", \"shape\": [3]}, {\"name\": \"a\", \"shape\": [3]}],"
+                                      " \"nodes\": [{\"name\": \"f\", \"type\": \"flatten\", \"inputs\": [\"a\"]}]}", &m),
+               NNRT_ERR_INVALID_ARGUMENT, "config.inputs[1].name: \"a\" is used twice");
+  CHECK_STATUS(nnrt_model_create(ctx, "{\"inputs\": [{\"name\": \"a\", \"shape\": [3]}, {\"name\": \"b\", \"shape\": [3]}],"
+                                      " \"nodes\": [{\"name\": \"f\", \"type\": \"flatten\", \"inputs\": [\"a\"]}]}", &m),
+               NNRT_ERR_INVALID_ARGUMENT, "config.inputs[1] 'b': no node reads it");
+  CHECK_STATUS(nnrt_model_create(ctx, "{\"inputs\": [{\"name\": \"a\", \"shape\": [0]}],"
+                                      " \"nodes\": [{\"name\": \"f\", \"type\": \"flatten\", \"inputs\": [\"a\"]}]}", &m),
+               NNRT_ERR_INVALID_ARGUMENT, "config.inputs[0].shape: dims must be positive");
+  CHECK_STATUS(nnrt_model_create(ctx, "{\"inputs\": [{\"name\": \"a\"}],"
+                                      " \"nodes\": [{\"name\": \"f\", \"type\": \"flatten\", \"inputs\": [\"a\"]}]}", &m),
+               NNRT_ERR_INVALID_ARGUMENT, "config.inputs[0].shape is required");
+  CHECK_STATUS(nnrt_model_create(ctx, "{\"inputs\": [{\"name\": \"a\", \"shape\": [3], \"dtype\": \"i64\"}],"
+                                      " \"nodes\": [{\"name\": \"f\", \"type\": \"flatten\", \"inputs\": [\"a\"]}]}", &m),
+               NNRT_ERR_INVALID_ARGUMENT, "dtype");
+  CHECK_STATUS(nnrt_model_create(ctx, "{\"inputs\": [{\"name\": \"a\", \"shape\": [3]}],"
+                                      " \"nodes\": [{\"name\": \"a\", \"type\": \"flatten\", \"inputs\": [\"a\"]}]}", &m),
+               NNRT_ERR_INVALID_ARGUMENT, "the name of a model input");
+  CHECK_STATUS(nnrt_model_create(ctx, "{\"inputs\": [{\"name\": \"a\", \"shape\": [3]}, {\"name\": \"b\", \"shape\": [3]}],"
+                                      " \"layers\": [{\"type\": \"flatten\"}]}", &m),
+               NNRT_ERR_INVALID_ARGUMENT, "several inputs is a graph");
+  CHECK_STATUS(nnrt_model_create(ctx, "{\"input\": [3], \"nodes\": [{\"name\": \"f\", \"type\": \"flatten\", \"inputs\": "
+                                      "[\"input\"]}], \"outputs\": [\"f\", \"f\"]}", &m),
+               NNRT_ERR_INVALID_ARGUMENT, "\"f\" is listed twice");
+  CHECK(m == NULL);
+}
+
+/* multi_head_attention's key mask: "keep" and "padding" are each other's complement, a mask that
+** keeps every token changes nothing, and a masked token changes only its own row. */
+static void test_attention_key_mask(void) {
+  static const char *format =
+      "{\"inputs\": [{\"name\": \"tokens\", \"shape\": [5]}%s], \"seed\": 11, \"nodes\": ["
+      " {\"name\": \"emb\", \"type\": \"embedding\", \"inputs\": [\"tokens\"], \"vocab\": 7, \"units\": 8},"
+      " {\"name\": \"attn\", \"type\": \"multi_head_attention\", \"inputs\": [\"emb\"%s], \"heads\": 2%s}]}";
+  char config[1024];
+  nnrt_model *plain = NULL, *keep = NULL, *pad = NULL;
+  nnrt_array *tokens = NULL, *other = NULL, *keep_mask = NULL, *pad_mask = NULL, *ones = NULL, *y = NULL;
+  const nnrt_array *ins[2];
+  float tv[10] = {1, 2, 3, 4, 5, 6, 0, 1, 2, 3}, ov[10] = {1, 2, 3, 6, 0, 6, 0, 1, 2, 3};
+  float kv[10] = {1, 1, 1, 0, 0, 1, 1, 1, 1, 1}, pv[10], onev[10];
+  static float base[80], got[80], masked[80], changed[80];
+  int64_t s25[2] = {2, 5};
+  int i, ok = 1;
+
+  for (i = 0; i < 10; ++i) {
+    pv[i] = 1 - kv[i];
+    onev[i] = 1;
+  }
+  snprintf(config, sizeof config, format, "", "", "");
+  CHECK_OK(nnrt_model_create(ctx, config, &plain));
+  snprintf(config, sizeof config, format, ", {\"name\": \"mask\", \"shape\": [5]}", ", \"mask\"", ", \"mask\": \"keep\"");
+  CHECK_OK(nnrt_model_create(ctx, config, &keep));
+  snprintf(config, sizeof config, format, ", {\"name\": \"mask\", \"shape\": [5]}", ", \"mask\"", ", \"mask\": \"padding\"");
+  CHECK_OK(nnrt_model_create(ctx, config, &pad));
+  if (!plain || !keep || !pad) goto done;
+  CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 2, s25, tv, sizeof tv, &tokens));
+  CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 2, s25, ov, sizeof ov, &other));
+  CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 2, s25, kv, sizeof kv, &keep_mask));
+  CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 2, s25, pv, sizeof pv, &pad_mask));
+  CHECK_OK(nnrt_array_from_host(ctx, NNRT_DTYPE_F32, 2, s25, onev, sizeof onev, &ones));
+
+  CHECK_OK(nnrt_model_predict(plain, tokens, &y));
+  CHECK_OK(nnrt_array_to_host(y, base, sizeof base));
+  nnrt_array_release(y);
+  ins[0] = tokens;
+  ins[1] = ones;
+  CHECK_OK(nnrt_model_predict_many(keep, ins, 2, NULL, &y, 1));
+  CHECK_OK(nnrt_array_to_host(y, got, sizeof got));
+  nnrt_array_release(y);
+  for (i = 0; i < 80; ++i) ok &= fabs(got[i] - base[i]) <= 1e-6 * (1 + fabs(base[i]));
+  CHECK(ok);
+
+  ins[1] = keep_mask;
+  CHECK_OK(nnrt_model_predict_many(keep, ins, 2, NULL, &y, 1));
+  CHECK_OK(nnrt_array_to_host(y, masked, sizeof masked));
+  nnrt_array_release(y);
+  ins[1] = pad_mask;
+  CHECK_OK(nnrt_model_predict_many(pad, ins, 2, NULL, &y, 1));
+  CHECK_OK(nnrt_array_to_host(y, got, sizeof got));
+  nnrt_array_release(y);
+  CHECK(memcmp(got, masked, sizeof got) == 0);
+  CHECK(memcmp(masked, base, sizeof base) != 0);
+
+  /* `other` differs from `tokens` only at the masked positions 3 and 4 of example 0: their own rows
+  ** change (their queries did), every other row is the same. */
+  ins[0] = other;
+  ins[1] = keep_mask;
+  CHECK_OK(nnrt_model_predict_many(keep, ins, 2, NULL, &y, 1));
+  CHECK_OK(nnrt_array_to_host(y, changed, sizeof changed));
+  nnrt_array_release(y);
+  for (i = 0, ok = 1; i < 10; ++i) {
+    int row_masked = kv[i] == 0, same = memcmp(changed + 8 * i, masked + 8 * i, 8 * sizeof(float)) == 0;
+    ok &= row_masked ? !same : same;
+  }
+  CHECK(ok);
+  CHECK_STATUS(nnrt_model_create(ctx, "{\"input\": [5], \"layers\": [{\"type\": \"embedding\", \"vocab\": 7, \"units\": 8},"
+                                      " {\"type\": \"multi_head_attention\", \"heads\": 2, \"mask\": \"zero\"}]}", &plain),
+               NNRT_ERR_INVALID_ARGUMENT, "expected \"padding\"");
+done:
+  nnrt_array_release(tokens);
+  nnrt_array_release(other);
+  nnrt_array_release(keep_mask);
+  nnrt_array_release(pad_mask);
+  nnrt_array_release(ones);
+  nnrt_model_release(plain);
+  nnrt_model_release(keep);
+  nnrt_model_release(pad);
+}
+
 int main(int argc, char **argv) {
   CHECK_OK(nnrt_context_create(argc > 1 ? argv[1] : NULL, &ctx));
   test_model_api();
   test_trainer_api();
   test_determinism("reference");
+  test_several_inputs();
+  test_attention_key_mask();
   nnrt_context_release(ctx);
   return c_test_finish("test_model");
 }

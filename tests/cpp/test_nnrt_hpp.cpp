@@ -151,6 +151,26 @@ TEST(NnrtHpp, ModelPredictSummaryAndParams) {
   expect_error([&] { nnrt::model::load(ctx, "/nonexistent/model.safetensors"); }, NNRT_ERR_IO, "/nonexistent");
 }
 
+TEST(NnrtHpp, SeveralInputsAndOutputs) {
+  nnrt::context ctx(kReference);
+  nnrt::model m(ctx, R"({"inputs": [{"name": "a", "shape": [2]}, {"name": "b", "shape": [2]}], "nodes": [
+    {"name": "sum", "type": "add", "inputs": ["a", "b"]},
+    {"name": "twice", "type": "add", "inputs": ["sum", "sum"]}], "outputs": ["twice", "sum"]})");
+  std::vector<nnrt::model::input_info> inputs = m.inputs();
+  ASSERT_EQ(inputs.size(), 2u);
+  EXPECT_EQ(inputs[1].name, "b");
+  EXPECT_EQ(inputs[1].shape, std::vector<int64_t>{2});
+  std::vector<float> av = {1, 2}, bv = {10, 20};
+  nnrt::array a = nnrt::array::from_host(ctx, NNRT_DTYPE_F32, {1, 2}, av.data(), 8);
+  nnrt::array b = nnrt::array::from_host(ctx, NNRT_DTYPE_F32, {1, 2}, bv.data(), 8);
+  std::vector<nnrt::array> out = m.predict_many({&a, &b});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].to_vector<float>(), (std::vector<float>{22, 44}));
+  EXPECT_EQ(out[1].to_vector<float>(), (std::vector<float>{11, 22}));
+  expect_error([&] { m.predict(a); }, NNRT_ERR_INVALID_ARGUMENT, "predict_many");
+  expect_error([&] { m.predict_many({&a}); }, NNRT_ERR_INVALID_ARGUMENT, "n_inputs is 1");
+}
+
 TEST(NnrtHpp, CallerMemoryAndRunOptions) {
   nnrt::context ctx(kReference);
   nnrt::model m(ctx, kModel);

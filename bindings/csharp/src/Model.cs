@@ -1,4 +1,6 @@
 using System;
+using System.Collections.Generic;
+using System.Collections.ObjectModel;
 using System.Runtime.InteropServices;
 
 namespace Nnrt
@@ -23,7 +25,9 @@ namespace Nnrt
 
         /// <summary>Builds a model from a JSON config: "input" (one example's shape), optional "seed",
         /// and "layers" (a sequence) or "nodes" + "outputs" (a graph), as nnrt.h describes at
-        /// nnrt_model_create.</summary>
+        /// nnrt_model_create. A graph may take several inputs instead, "inputs" (a list of {"name",
+        /// "shape"}), and give several outputs: <see cref="PredictMany(IReadOnlyList{NdArray}, RunOptions)"/>
+        /// runs those.</summary>
         /// <exception cref="NnrtException">InvalidArgument for a bad config (the message names the layer
         /// and key); Shape when a layer's input does not fit it.</exception>
         public Model(Context context, string configJson)
@@ -113,7 +117,11 @@ namespace Nnrt
         public void Save(string path) { Check.Ok(Native.nnrt_model_save(Handle, Utf8.Encode(path))); }
 
         /// <summary>Runs the model on a batch [N, input shape...] and returns the first output as a new F32
-        /// array [N, output shape...] (for an output layer: its activation, e.g. class probabilities).</summary>
+        /// array [N, output shape...] (for an output layer: its activation, e.g. class probabilities).
+        /// A model of several inputs (see <see cref="Inputs"/>) takes <see cref="PredictMany(IReadOnlyList{NdArray}, RunOptions)"/>
+        /// instead.</summary>
+        /// <exception cref="NnrtException">InvalidArgument for a model of several inputs; Shape when the
+        /// input's shape does not fit the model; DType for a BOOL input.</exception>
         public NdArray Predict(NdArray input)
         {
             ArrayHandle output;
@@ -146,6 +154,147 @@ namespace Nnrt
             var shape = new long[ndim];
             Array.Copy(dims, shape, ndim);
             return shape;
+        }
+
+        /// <summary>The model's inputs, in the order <see cref="PredictMany(IReadOnlyList{NdArray}, RunOptions)"/>
+        /// takes their batches (nnrt_model_input_count, nnrt_model_input): one named "input" for a config
+        /// with "input", else the config's "inputs", each with its name and the shape of one example.</summary>
+        public IReadOnlyList<ModelInput> Inputs
+        {
+            get
+            {
+                int count;
+                Check.Ok(Native.nnrt_model_input_count(Handle, out count));
+                var inputs = new ModelInput[count];
+                for (int k = 0; k < count; k++)
+                {
+                    int index = k, ndim = 0;
+                    var dims = new long[NdArray.MaxDims];
+                    string name = Utf8.Query((byte[] buf, UIntPtr cap, out UIntPtr len) =>
+                                             Native.nnrt_model_input(Handle, index, buf, cap, out len, out ndim, dims));
+                    var shape = new long[ndim];
+                    Array.Copy(dims, shape, ndim);
+                    inputs[k] = new ModelInput(k, name, shape);
+                }
+                return new ReadOnlyCollection<ModelInput>(inputs);
+            }
+        }
+
+        /// <summary>The number of the model's outputs (nnrt_model_output_count): the length of the config's
+        /// "outputs", 1 for a config with "layers". <see cref="PredictMany(IReadOnlyList{NdArray}, RunOptions)"/>
+        /// returns that many arrays.</summary>
+        public int OutputCount
+        {
+            get
+            {
+                int count;
+                Check.Ok(Native.nnrt_model_output_count(Handle, out count));
+                return count;
+            }
+        }
+
+        /// <summary>Runs a model of one or several inputs on one batch per input and returns all its
+        /// outputs (nnrt_model_predict_many): inputs[k] is the batch of <see cref="Inputs"/>[k], shaped
+        /// [N, its example shape...], every one with the same N (any numeric dtype; each converted to the
+        /// context's default float type); the result holds a new F32 array [N, output shape...] per
+        /// output, <see cref="OutputCount"/> of them, in the config's "outputs" order. Stopped early as
+        /// options say (null: never). Safe from several threads at once, as Predict.</summary>
+        /// <exception cref="NnrtException">InvalidArgument when the number of inputs is not the model's;
+        /// Shape when an input's shape does not fit its input, or the inputs hold different numbers of
+        /// examples (the message names the input); DType for a BOOL input; Cancelled or DeadlineExceeded
+        /// when stopped. No output is made then.</exception>
+        public NdArray[] PredictMany(IReadOnlyList<NdArray> inputs, RunOptions options = null)
+        {
+            if (inputs == null) throw new ArgumentNullException("inputs");
+            return PredictMany(inputs, OutputCount, options);
+        }
+
+        /// <summary>As <see cref="PredictMany(IReadOnlyList{NdArray}, RunOptions)"/>, returning only the first
+        /// `outputs` outputs (1 to <see cref="OutputCount"/>), in the config's "outputs" order.</summary>
+        /// <exception cref="NnrtException">As PredictMany; InvalidArgument also for outputs out of range.</exception>
+        public NdArray[] PredictMany(IReadOnlyList<NdArray> inputs, int outputs, RunOptions options = null)
+        {
+            if (inputs == null) throw new ArgumentNullException("inputs");
+            // A snapshot, so that the list cannot change between the references taken and those dropped.
+            var held = new NdArray[inputs.Count];
+            for (int i = 0; i < held.Length; i++)
+            {
+                held[i] = inputs[i];
+                if (held[i] == null) throw new ArgumentNullException("inputs", "input " + i + " is null");
+            }
+            var pointers = new IntPtr[held.Length];
+            var referenced = new bool[held.Length];
+            // Never empty, so that nnrt sees an array (and says what is wrong with the count) rather than NULL.
+            var results = new IntPtr[Math.Max(outputs, 1)];
+            try
+            {
+                // The input pointers travel in a plain IntPtr[], which the marshaler does not reference
+                // count; these references keep a concurrent Dispose from freeing an input mid-call.
+                for (int i = 0; i < held.Length; i++)
+                {
+                    held[i].Handle.DangerousAddRef(ref referenced[i]);
+                    pointers[i] = held[i].Handle.DangerousGetHandle();
+                }
+                RunOptions.Begin(options);
+                Status status = options == null
+                    ? Native.nnrt_model_predict_many_no_options(Handle, pointers, pointers.Length, IntPtr.Zero,
+                                                                results, outputs)
+                    : Native.nnrt_model_predict_many(Handle, pointers, pointers.Length, options.Handle, results, outputs);
+                RunOptions.Finish(options, status); // on failure nnrt wrote no output: nothing to release
+            }
+            finally
+            {
+                for (int i = 0; i < held.Length; i++)
+                    if (referenced[i]) held[i].Handle.DangerousRelease();
+            }
+            return TakeArrays(results, outputs);
+        }
+
+        /// <summary>As <see cref="PredictMany(IReadOnlyList{NdArray}, RunOptions)"/>, with the batches given by
+        /// input name (<see cref="ModelInput.Name"/>); every input of the model must be given, and no other.</summary>
+        /// <exception cref="NnrtException">As PredictMany; InvalidArgument for a missing or unknown name (the
+        /// message lists the model's inputs).</exception>
+        public NdArray[] PredictMany(IReadOnlyDictionary<string, NdArray> inputs, RunOptions options = null)
+        {
+            if (inputs == null) throw new ArgumentNullException("inputs");
+            IReadOnlyList<ModelInput> expected = Inputs;
+            var names = new string[expected.Count];
+            for (int k = 0; k < names.Length; k++) names[k] = expected[k].Name;
+            var ordered = new NdArray[expected.Count];
+            var missing = new List<string>();
+            for (int k = 0; k < ordered.Length; k++)
+                if (!inputs.TryGetValue(names[k], out ordered[k])) missing.Add(names[k]);
+            var unknown = new List<string>();
+            foreach (string name in inputs.Keys)
+                if (Array.IndexOf(names, name) < 0) unknown.Add(name);
+            if (missing.Count > 0 || unknown.Count > 0)
+                throw new NnrtException(Status.InvalidArgument, string.Format(
+                    "the model takes the inputs [{0}]; missing [{1}], unknown [{2}]", string.Join(", ", names),
+                    string.Join(", ", missing), string.Join(", ", unknown)));
+            return PredictMany(ordered, options);
+        }
+
+        // Takes ownership of the first `count` arrays nnrt returned: every pointer gets its handle first,
+        // so that if reading one array's info fails, all of them are released, none leaked.
+        private NdArray[] TakeArrays(IntPtr[] results, int count)
+        {
+            var handles = new ArrayHandle[count];
+            var arrays = new NdArray[count];
+            try
+            {
+                for (int i = 0; i < count; i++) handles[i] = new ArrayHandle(results[i]);
+                for (int i = 0; i < count; i++) arrays[i] = new NdArray(Context, handles[i]);
+                return arrays;
+            }
+            catch
+            {
+                for (int i = 0; i < count; i++)
+                {
+                    if (handles[i] != null) handles[i].Dispose();
+                    else if (results[i] != IntPtr.Zero) Native.nnrt_array_release(results[i]);
+                }
+                throw;
+            }
         }
 
         /// <summary>Writes the prediction for input into output, an F32 array shaped

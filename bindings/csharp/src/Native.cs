@@ -143,6 +143,24 @@ namespace Nnrt
                                                                          ArrayHandle output, IntPtr options);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern Status nnrt_model_output_shape(ModelHandle m, long batch, out int ndim, [Out] long[] shape);
+        // inputs: raw array pointers, which the caller keeps referenced (DangerousAddRef) for the call;
+        // outputs: filled with new arrays the caller owns, on success only.
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern Status nnrt_model_predict_many(ModelHandle m, IntPtr[] inputs, int nInputs,
+                                                              RunOptionsHandle options, [Out] IntPtr[] outputs,
+                                                              int nOutputs);
+        // The same entry point with options == NULL: never stopped.
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, EntryPoint = "nnrt_model_predict_many")]
+        internal static extern Status nnrt_model_predict_many_no_options(ModelHandle m, IntPtr[] inputs, int nInputs,
+                                                                         IntPtr options, [Out] IntPtr[] outputs,
+                                                                         int nOutputs);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern Status nnrt_model_input_count(ModelHandle m, out int count);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern Status nnrt_model_input(ModelHandle m, int index, byte[] buf, UIntPtr cap, out UIntPtr len,
+                                                       out int ndim, [Out] long[] shape);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern Status nnrt_model_output_count(ModelHandle m, out int count);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern Status nnrt_model_generate(ModelHandle m, long[] prompt, UIntPtr promptLen, byte[] optionsJson,
                                                           long[] tokens, UIntPtr maxTokens, out UIntPtr nTokens,

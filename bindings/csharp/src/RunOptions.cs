@@ -4,8 +4,8 @@ using System.Threading;
 namespace Nnrt
 {
     /// <summary>Cancellation, a timeout and an abort callback for the calls that can run long
-    /// (nnrt_run_options), passed to the overloads of Model.Predict, PredictInto, Evaluate, Load and
-    /// ImportOnnx that take them. A stopped call throws
+    /// (nnrt_run_options), passed to the overloads of Model.Predict, PredictMany, PredictInto, Evaluate, Load
+    /// and ImportOnnx that take them. A stopped call throws
     /// <see cref="NnrtException"/> with <see cref="Status.Cancelled"/> or <see cref="Status.DeadlineExceeded"/>,
     /// gives no output and leaves the model as it was.
     ///

@@ -98,6 +98,60 @@ class Model(Handle):
                 arr.close()
         return out
 
+    def predict_many(self, inputs: Union[Sequence[Any], Dict[str, Any]], *, outputs: Optional[int] = None,
+                     run_options: Optional[RunOptions] = None) -> List[np.ndarray]:
+        """The outputs of a model of one or several inputs (a config's "inputs"), as float32 NumPy
+        arrays in the config's "outputs" order (the first `outputs` of them; default all), for one
+        batch per input: a list in the order of `inputs_info()`, or a dict by input name. Each
+        batch is taken as predict takes x (float32 NumPy lent in place, else copied), all with the
+        same number of examples (nnrt_model_predict_many). run_options as predict's."""
+        info = self.inputs_info()
+        if isinstance(inputs, dict):
+            unknown = sorted(set(inputs) - {name for name, _ in info})
+            missing = [name for name, _ in info if name not in inputs]
+            if unknown or missing:
+                raise InvalidArgumentError(f"inputs: the model takes {[name for name, _ in info]}; "
+                                           f"missing {missing}, unknown {unknown}")
+            inputs = [inputs[name] for name, _ in info]
+        inputs = list(inputs)
+        count = self.output_count() if outputs is None else int(outputs)
+        lib = _capi.lib()
+        held: List[Tuple[Array, bool]] = []
+        results = (ctypes.c_void_p * max(count, 1))()
+        try:
+            for x in inputs:
+                held.append(self._input(x))
+            pointers = (ctypes.c_void_p * max(len(held), 1))(*[arr._ptr for arr, _ in held])
+            run_call(run_options, lambda o: lib.nnrt_model_predict_many(self._ptr, pointers, len(held), o, results, count))
+        finally:
+            for arr, temporary in held:
+                if temporary:
+                    arr.close()
+        return [Array(new_ref(ctypes.c_void_p(results[j]), "nnrt_array_release")).numpy() for j in range(count)]
+
+    def inputs_info(self) -> List[Tuple[str, Tuple[int, ...]]]:
+        """Each input's name and the shape of one example (nnrt_model_input_count, nnrt_model_input):
+        [("input", (1, 28, 28))] for a config with "input"."""
+        lib = _capi.lib()
+        count = ctypes.c_int32()
+        check(lib.nnrt_model_input_count(self._ptr, ctypes.byref(count)))
+        info = []
+        for k in range(count.value):
+            length = ctypes.c_size_t()
+            ndim = ctypes.c_int32()
+            shape = (ctypes.c_int64 * _capi.MAX_DIMS)()
+            check(lib.nnrt_model_input(self._ptr, k, None, 0, ctypes.byref(length), ctypes.byref(ndim), shape))
+            buf = ctypes.create_string_buffer(length.value + 1)
+            check(lib.nnrt_model_input(self._ptr, k, buf, len(buf), ctypes.byref(length), ctypes.byref(ndim), shape))
+            info.append((buf.value.decode("utf-8"), tuple(shape[: ndim.value])))
+        return info
+
+    def output_count(self) -> int:
+        """How many outputs the model gives (nnrt_model_output_count)."""
+        count = ctypes.c_int32()
+        check(_capi.lib().nnrt_model_output_count(self._ptr, ctypes.byref(count)))
+        return count.value
+
     def output_shape(self, batch: int) -> Tuple[int, ...]:
         """The shape of the prediction for a batch of `batch` examples: (batch, <output shape>)
         (nnrt_model_output_shape), e.g. to make predict_into's out."""

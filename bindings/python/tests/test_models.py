@@ -43,6 +43,42 @@ def test_bad_config_names_the_key(ctx):
         ctx.model("{not json")
 
 
+ENCODER_WITH_MASK = {"inputs": [{"name": "ids", "shape": [6]}, {"name": "attention_mask", "shape": [6]}], "seed": 3,
+                     "nodes": [
+    {"name": "emb", "type": "embedding", "inputs": ["ids"], "vocab": 11, "units": 8},
+    {"name": "attn", "type": "multi_head_attention", "inputs": ["emb", "attention_mask"], "heads": 2, "mask": "keep"},
+    {"name": "out", "type": "output", "inputs": ["attn"], "units": 3, "loss": "nll"}],
+    "outputs": ["out", "attn"]}
+
+
+def test_predict_many_takes_named_inputs_and_gives_every_output(ctx):
+    model = ctx.model(ENCODER_WITH_MASK)
+    assert model.inputs_info() == [("ids", (6,)), ("attention_mask", (6,))]
+    assert model.output_count() == 2
+    rng = np.random.default_rng(1)
+    ids = rng.integers(0, 11, (4, 6))  # int64: copied and converted
+    mask = np.ones((4, 6), np.float32)
+    mask[:, 4:] = 0
+    probs, hidden = model.predict_many([ids, mask])
+    assert probs.shape == (4, 3) and hidden.shape == (4, 6, 8)
+    np.testing.assert_allclose(probs.sum(axis=1), np.ones(4), rtol=1e-5)
+    by_name = model.predict_many({"attention_mask": mask, "ids": ids}, outputs=1)
+    assert len(by_name) == 1
+    np.testing.assert_array_equal(by_name[0], probs)
+    # Padding tokens do not change what the others see.
+    other = ids.copy()
+    other[:, 4:] = (other[:, 4:] + 1) % 11
+    np.testing.assert_array_equal(model.predict_many([other, mask])[1][:, :4], hidden[:, :4])
+    with pytest.raises(nnrt.InvalidArgumentError, match="predict_many"):
+        model.predict(ids)
+    with pytest.raises(nnrt.InvalidArgumentError, match="missing"):
+        model.predict_many({"ids": ids})
+    with pytest.raises(nnrt.ShapeError, match="the same examples"):
+        model.predict_many([ids, mask[:2]])
+    with pytest.raises(nnrt.UnsupportedError, match="one input"):
+        model.trainer()
+
+
 def test_predict_gives_probabilities(ctx):
     model = ctx.model(MLP)
     p = model.predict(np.random.default_rng(0).normal(size=(5, 4)))  # float64 in is converted

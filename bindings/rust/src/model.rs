@@ -183,6 +183,76 @@ impl Model {
         Array::from_raw(raw).ok_or_else(|| null_output("nnrt_model_predict_ex"))
     }
 
+    /// Runs a model of one or several inputs (a config's `"inputs"`; see
+    /// [`inputs`](Model::inputs)) on one batch per input, each `[N, <that input's shape>]` with the
+    /// same `N`, and returns every output (the config's `"outputs"` order) as F32 arrays. Otherwise
+    /// as [`predict`](Model::predict): thread-safe, planned per layout of the inputs.
+    pub fn predict_many(&self, inputs: &[&Array]) -> Result<Vec<Array>> {
+        self.predict_many_ex(inputs, None)
+    }
+
+    /// As [`predict_many`](Model::predict_many), stopped early as `options` say
+    /// ([`Status::Cancelled`], [`Status::DeadlineExceeded`]).
+    pub fn predict_many_with(&self, inputs: &[&Array], options: &RunOptions) -> Result<Vec<Array>> {
+        self.predict_many_ex(inputs, Some(options))
+    }
+
+    fn predict_many_ex(&self, inputs: &[&Array], options: Option<&RunOptions>) -> Result<Vec<Array>> {
+        let count = self.output_count()?;
+        let raw_inputs: Vec<*const sys::nnrt_array> = inputs.iter().map(|a| a.as_raw() as *const _).collect();
+        let n_inputs = i32::try_from(raw_inputs.len())
+            .map_err(|_| Error::new(Status::InvalidArgument, "more inputs than an i32 counts"))?;
+        let mut raw = vec![std::ptr::null_mut(); count];
+        // SAFETY: the model and every input handle are live for the call; raw has room for the
+        // `count` outputs asked for (count >= 1: a model has at least one output).
+        let status = unsafe {
+            sys::nnrt_model_predict_many(
+                self.as_raw(),
+                raw_inputs.as_ptr(),
+                n_inputs,
+                run_options_ptr(options),
+                raw.as_mut_ptr(),
+                count as i32,
+            )
+        };
+        let outcome = check(status);
+        resume_abort_panic();
+        outcome?;
+        raw.into_iter()
+            .map(|r| Array::from_raw(r).ok_or_else(|| null_output("nnrt_model_predict_many")))
+            .collect()
+    }
+
+    /// Each input's name and the shape of one example, in the order
+    /// [`predict_many`](Model::predict_many) takes them: `[("input", <the config's "input">)]` for a
+    /// model of one input.
+    pub fn inputs(&self) -> Result<Vec<(String, Vec<i64>)>> {
+        let mut count = 0i32;
+        // SAFETY: the handle is live; count receives the number.
+        check(unsafe { sys::nnrt_model_input_count(self.as_raw(), &mut count) })?;
+        (0..count)
+            .map(|k| {
+                let mut ndim = 0i32;
+                let mut shape = [0i64; sys::NNRT_MAX_DIMS];
+                // SAFETY: the handle is live, k is in range, shape has room for NNRT_MAX_DIMS entries
+                // and the closure passes read_string's buffer through.
+                let name = read_string(|buf, cap, len| unsafe {
+                    sys::nnrt_model_input(self.as_raw(), k, buf, cap, len, &mut ndim, shape.as_mut_ptr())
+                })?;
+                let ndim = usize::try_from(ndim).unwrap_or(0).min(sys::NNRT_MAX_DIMS);
+                Ok((name, shape[..ndim].to_vec()))
+            })
+            .collect()
+    }
+
+    /// How many outputs the model gives (its config's `"outputs"`).
+    pub fn output_count(&self) -> Result<usize> {
+        let mut count = 0i32;
+        // SAFETY: the handle is live; count receives the number.
+        check(unsafe { sys::nnrt_model_output_count(self.as_raw(), &mut count) })?;
+        Ok(usize::try_from(count).unwrap_or(0))
+    }
+
     /// The shape of the prediction for a batch of `batch` examples: `[batch, <output shape>]`.
     pub fn output_shape(&self, batch: i64) -> Result<Vec<i64>> {
         let mut ndim = 0i32;

@@ -355,6 +355,29 @@ unsafe extern "C" {
     ) -> nnrt_status;
     /// The prediction's shape for a batch (room for NNRT_MAX_DIMS entries).
     pub fn nnrt_model_output_shape(m: *const nnrt_model, batch: i64, ndim: *mut i32, shape: *mut i64) -> nnrt_status;
+    /// Runs a model of one or several inputs; writes its first n_outputs outputs.
+    pub fn nnrt_model_predict_many(
+        m: *mut nnrt_model,
+        inputs: *const *const nnrt_array,
+        n_inputs: i32,
+        options: *const nnrt_run_options,
+        outputs: *mut *mut nnrt_array,
+        n_outputs: i32,
+    ) -> nnrt_status;
+    /// How many inputs the model takes.
+    pub fn nnrt_model_input_count(m: *const nnrt_model, count: *mut i32) -> nnrt_status;
+    /// Input `index`'s name (string convention) and one example's shape (room for NNRT_MAX_DIMS).
+    pub fn nnrt_model_input(
+        m: *const nnrt_model,
+        index: i32,
+        buf: *mut c_char,
+        cap: usize,
+        len: *mut usize,
+        ndim: *mut i32,
+        shape: *mut i64,
+    ) -> nnrt_status;
+    /// How many outputs the model gives.
+    pub fn nnrt_model_output_count(m: *const nnrt_model, count: *mut i32) -> nnrt_status;
     /// Generates up to max_tokens tokens continuing prompt into tokens; on_token may be None.
     pub fn nnrt_model_generate(
         m: *mut nnrt_model,

@@ -6,6 +6,13 @@
 // and 0 otherwise; the heads are joined and projected by out_proj.weight [E, E] (and out_proj.bias).
 // The parameter names are PyTorch's, so a state dict loads as it is.
 //
+// A second input, one value per token of each example ([T]), masks keys: with "mask": "padding"
+// a nonzero value marks a padding token that no query attends to (PyTorch's key_padding_mask),
+// with "keep" a zero does (Hugging Face's attention_mask), with "additive" the values are added to
+// the scores as they are. Masked keys get the dtype's lowest finite score, not -inf, so a query
+// whose keys are all masked averages them (as Hugging Face's models do) instead of giving NaN. The
+// mask gets no gradient.
+//
 // The attention itself is one op (NNRT_OP_ATTENTION, ops::attention): it reads q, k and v as head
 // views of the projections, keeps scores for a block of rows at a time, never a [T, T] matrix per
 // head, and its backward pass computes the probabilities again instead of keeping them, so a
@@ -26,15 +33,23 @@ class MultiHeadAttentionLayer : public Layer {
  public:
   int64_t heads = 1, tokens = 0, width = 0;
   bool causal = false, bias = true;
+  std::string mask;  // how the second input masks keys: "padding", "keep", "additive"; empty: no mask
   Init init;
 
   Shape build(const std::vector<Shape> &inputs) override {
-    if (inputs.size() != 1) shape_error("takes one input (self-attention), got ", inputs.size());
+    if (inputs.size() != 1 + !mask.empty()) {
+      shape_error(mask.empty() ? "takes one input (self-attention) without \"mask\", got "
+                               : "takes two inputs with \"mask\" (the tokens, then the key mask), got ",
+                  inputs.size());
+    }
     const Shape &x = inputs[0];
     if (x.rank != 2) shape_error("expects examples shaped [tokens, features], got ", to_string(x));
     tokens = x[0];
     width = x[1];
     if (width % heads != 0) shape_error("features ", width, " do not split into ", heads, " heads");
+    if (!mask.empty() && !(inputs[1].rank == 1 && inputs[1][0] == tokens)) {
+      shape_error("expects a key mask of one value per token, [", tokens, "], got ", to_string(inputs[1]));
+    }
     return x;
   }
 
@@ -47,7 +62,7 @@ class MultiHeadAttentionLayer : public Layer {
   }
 
   // The saved arrays of a forward pass.
-  enum SavedIndex { kX, kQ, kK, kV, kO };
+  enum SavedIndex { kX, kQ, kK, kV, kO, kMask };
 
   Array forward(Pass &pass, const std::vector<Array> &in, const std::vector<Array> &params, Saved &saved) const override {
     Context &ctx = pass.ctx;
@@ -56,14 +71,17 @@ class MultiHeadAttentionLayer : public Layer {
     // q, k and v as [N, heads, T, d] views of [N, T, E] products.
     Array q = head_view(project(ctx, x, params, 0), n), k = head_view(project(ctx, x, params, 1), n),
           v = head_view(project(ctx, x, params, 2), n);
-    Array o = join_heads(ctx, ops::attention(ctx, q, k, v, nullptr, attention_params()), n);  // [N, T, E]
-    saved.arrays = {x, q, k, v, o};
+    Array additive = mask.empty() ? Array() : key_mask(ctx, in[1], x.dtype());
+    Array o = join_heads(ctx, ops::attention(ctx, q, k, v, additive.defined() ? &additive : nullptr, attention_params()),
+                         n);  // [N, T, E]
+    saved.arrays = {x, q, k, v, o, additive};
     const Array *out_bias = bias ? &params[3] : nullptr;
     return ops::matmul(ctx, o, ops::transpose(params[bias ? 2 : 1], {1, 0}), out_bias);
   }
 
   StepSupport step_support() const override {
     if (!causal) return {StepKind::kRefused, "without \"causal\": true each token attends to the tokens after it, which change as tokens are added"};
+    if (!mask.empty()) return {StepKind::kRefused, "its key mask is an input of the whole sequence, which a step does not have"};
     return {StepKind::kCached, ""};
   }
 
@@ -98,7 +116,9 @@ class MultiHeadAttentionLayer : public Layer {
     dparams[bias ? 2 : 1] = ops::matmul(ctx, ops::transpose(dy2, {1, 0}), o2);
     if (bias) dparams[3] = ops::reduce(ctx, NNRT_REDUCE_SUM, dy2, 1u, false);
     Array d_heads = head_view(ops::matmul(ctx, dout, w_out), n);  // d(o) as [N, heads, T, d]
-    ops::AttentionGrads g = ops::attention_backward(ctx, q, k, v, d_heads, nullptr, attention_params());
+    const Array &additive = saved.arrays[kMask];
+    ops::AttentionGrads g =
+        ops::attention_backward(ctx, q, k, v, d_heads, additive.defined() ? &additive : nullptr, attention_params());
     // q|k|v = x W_i^T + b_i for the three row blocks i of in_proj_weight.
     Array x2 = rows(ctx, x);
     std::vector<Array> dw, db;
@@ -120,6 +140,26 @@ class MultiHeadAttentionLayer : public Layer {
   }
 
  private:
+  // The key mask [N, T] as scores to add, [N, 1, 1, T] in the pass's dtype.
+  Array key_mask(Context &ctx, const Array &m, nnrt_dtype dtype) const {
+    Array values = m.dtype() == dtype ? m : ops::cast(ctx, m, dtype);
+    if (mask != "additive") {
+      const double lowest = lowest_finite(dtype);
+      Array nonzero = ops::unary(ctx, NNRT_UNARY_ABS, ops::unary(ctx, NNRT_UNARY_SIGN, values));  // 1 or 0
+      values = mask == "padding" ? ops::scale(ctx, nonzero, lowest) : ops::scale(ctx, nonzero, -lowest, lowest);
+    }
+    return ops::reshape(ctx, values, {m.dim(0), 1, 1, tokens});
+  }
+
+  static double lowest_finite(nnrt_dtype dtype) {
+    switch (dtype) {
+      case NNRT_DTYPE_F16: return -65504.0;
+      case NNRT_DTYPE_BF16: return -3.3895313892515355e38;
+      case NNRT_DTYPE_F64: return -1.7976931348623157e308;
+      default: return -3.4028234663852886e38;
+    }
+  }
+
   ops::AttentionParams attention_params() const {
     ops::AttentionParams p;
     p.causal = causal;
@@ -157,6 +197,11 @@ std::unique_ptr<Layer> make_multi_head_attention(JsonReader &config) {
   l->causal = config.get_bool("causal", false);
   l->bias = config.get_bool("bias", true);
   l->init = read_init(config, "init", Init{Init::kXavierUniform});
+  l->mask = config.get_string("mask", "");
+  if (!l->mask.empty() && l->mask != "padding" && l->mask != "keep" && l->mask != "additive") {
+    fail(NNRT_ERR_INVALID_ARGUMENT, config.name("mask"), ": expected \"padding\" (nonzero marks a padding token), "
+         "\"keep\" (zero does) or \"additive\" (added to the scores), got \"", l->mask, "\"");
+  }
   return l;
 }
 

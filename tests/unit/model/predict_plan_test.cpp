@@ -67,6 +67,40 @@ void expect_same(Model &m, const Array &x, const std::string &what) {
 
 using PredictPlan = PerBackend;
 
+// Two inputs (token ids and a key mask) and two outputs, one of them read by the layer that makes
+// the other.
+const char *const kTwoInputs = R"({"inputs": [{"name": "ids", "shape": [6]}, {"name": "mask", "shape": [6]}],
+  "seed": 4, "nodes": [
+  {"name": "emb", "type": "embedding", "inputs": ["ids"], "vocab": 9, "units": 8},
+  {"name": "attn", "type": "multi_head_attention", "inputs": ["emb", "mask"], "heads": 2, "mask": "keep"},
+  {"name": "norm", "type": "layer_norm", "inputs": ["attn"]},
+  {"name": "out", "type": "output", "inputs": ["norm"], "units": 3, "activation": "softmax", "loss": "nll"}],
+  "outputs": ["out", "norm"]})";
+
+TEST_P(PredictPlan, SeveralInputsAndOutputs) {
+  auto m = Model::create(ctx_, Json::parse(kTwoInputs));
+  for (int64_t n : {2, 5, 2}) {
+    Array ids = ops::cast(*ctx_, ops::scale(*ctx_, ops::random(*ctx_, NNRT_RANDOM_UNIFORM, NNRT_DTYPE_F32, Shape{n, 6}, n, 0, 0, 1), 8.99), NNRT_DTYPE_I64);
+    Array mask = ops::cast(*ctx_, ops::scale(*ctx_, ops::random(*ctx_, NNRT_RANDOM_UNIFORM, NNRT_DTYPE_F32, Shape{n, 6}, 50 + n, 0, 0, 1), 1.99), NNRT_DTYPE_I64);
+    std::vector<Array> planned = m->predict({ids, mask}), again = m->predict({ids, mask}),
+                       unplanned = m->predict_unplanned(std::vector<Array>{ids, mask});
+    ASSERT_EQ(planned.size(), 2u);
+    for (size_t j = 0; j < 2; ++j) {
+      EXPECT_EQ(planned[j].shape(), unplanned[j].shape()) << "batch " << n << " output " << j;
+      EXPECT_EQ(bits(planned[j]), bits(unplanned[j])) << "batch " << n << " output " << j;
+      EXPECT_EQ(bits(again[j]), bits(unplanned[j])) << "batch " << n << " output " << j;
+    }
+    EXPECT_NE(planned[0].data(), again[0].data());
+  }
+  // Building the model predicted one example of f32 zeros: a third layout.
+  EXPECT_EQ(m->plan_count(), 3u) << "one plan per layout, each replayable";
+  // The mask matters: all kept differs from this one.
+  Array ids = ops::zeros(*ctx_, NNRT_DTYPE_F32, Shape{1, 6});
+  Array some = ops::from_host(*ctx_, NNRT_DTYPE_F32, Shape{1, 6}, std::vector<float>{1, 1, 0, 1, 0, 1}.data(), 24);
+  Array all = ops::full(*ctx_, NNRT_DTYPE_F32, Shape{1, 6}, 1);
+  EXPECT_NE(bits(m->predict({ids, some})[0]), bits(m->predict({ids, all})[0]));
+}
+
 TEST_P(PredictPlan, MatchesTheUnplannedPassAcrossShapes) {
   for (const ModelCase &c : kModels) {
     auto m = Model::create(ctx_, Json::parse(c.config));

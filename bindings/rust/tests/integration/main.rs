@@ -10,6 +10,7 @@ mod error_paths;
 mod generation;
 mod library_missing;
 mod logging;
+mod multi_input;
 mod quantization;
 mod run_options;
 mod save_load;
