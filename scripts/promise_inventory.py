@@ -49,6 +49,8 @@ ALLOWED_UNTESTED = {
     ("nnrt_model_predict", "NNRT_ERR_BACKEND"): FAULT_INJECTION,
     ("nnrt_model_predict_into", "NNRT_ERR_OUT_OF_MEMORY"): FAULT_INJECTION,
     ("nnrt_model_predict_into", "NNRT_ERR_BACKEND"): FAULT_INJECTION,
+    ("nnrt_model_predict_many", "NNRT_ERR_OUT_OF_MEMORY"): FAULT_INJECTION,
+    ("nnrt_model_predict_many", "NNRT_ERR_BACKEND"): FAULT_INJECTION,
     ("nnrt_model_share", "NNRT_ERR_OUT_OF_MEMORY"): FAULT_INJECTION,
     ("nnrt_model_quantize", "NNRT_ERR_OUT_OF_MEMORY"): FAULT_INJECTION,
     ("nnrt_model_quantize", "NNRT_ERR_BACKEND"): FAULT_INJECTION,

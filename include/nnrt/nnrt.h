@@ -397,12 +397,12 @@ NNRT_API nnrt_status nnrt_op(nnrt_context *ctx, const char *name, const nnrt_arr
 /* ============================================================================================== */
 
 /* Run options are passed to the calls that can run long (nnrt_model_predict_ex,
-** nnrt_model_predict_into, nnrt_model_evaluate_ex, nnrt_model_load_ex, nnrt_model_import_onnx_ex)
-** to stop them early. Such a call checks its options before every op it runs on the backend and
-** between the stages of a load (reading, parsing, building, each parameter's upload): a stopped
-** call returns NNRT_ERR_CANCELLED or NNRT_ERR_DEADLINE_EXCEEDED as soon as the op running then has
-** finished, frees what it allocated, gives no output, and leaves the model as it was (usable at
-** once). One set of options may be passed to any number of calls, on any threads, at once; every
+** nnrt_model_predict_into, nnrt_model_predict_many, nnrt_model_evaluate_ex, nnrt_model_load_ex,
+** nnrt_model_import_onnx_ex) to stop them early. Such a call checks its options before every op it
+** runs on the backend and between the stages of a load (reading, parsing, building, each
+** parameter's upload): a stopped call returns NNRT_ERR_CANCELLED or NNRT_ERR_DEADLINE_EXCEEDED as
+** soon as the op running then has finished, frees what it allocated, gives no output, and leaves
+** the model as it was (usable at once). One set of options may be passed to any number of calls, on any threads, at once; every
 ** function below is safe to call from any thread while they run. */
 
 /* Called by a call running with these options before each op and stage (on the calling thread):
@@ -596,8 +596,12 @@ NNRT_API nnrt_status nnrt_model_load_ex(nnrt_context *ctx, const char *path, con
 ** does not), searched for in the plugin folders as backends are and loaded on the first import or
 ** export; nnrt_context_describe's "onnx" says whether it loaded. A static program finds it the same
 ** way.
-** The graph must have one input that is not an initializer (float, or integer indices that only a
-** Gather reads) and one output. `options_json` may be NULL, or a JSON object with:
+** The graph's inputs that are not initializers (up to 64: float, integer indices that only a Gather
+** reads, or an integer or bool key padding mask that only an attention reads) become the model's
+** inputs: "input" for one, else "inputs" named as in ONNX (nnrt_model_predict_many runs it). PyTorch's
+** src_key_padding_mask imports as multi_head_attention's "mask": "padding" (with the causal mask too,
+** when both are given). The graph must have one output. `options_json` may be NULL, or a JSON
+** object with ("batch", "batch_axis" and "input" only for a graph of one input):
 **   "batch"  (true): dim 0 of the ONNX input is the batch, of any size; false: the ONNX input is
 **            one example and nnrt adds the batch dim in front (ops may then act on ONNX's dim 0;
 **            an LSTM's batch is then a dim of the example).
@@ -616,7 +620,7 @@ NNRT_API nnrt_status nnrt_model_load_ex(nnrt_context *ctx, const char *path, con
 ** later (a cycle), a tensor whose data size disagrees with its shape, external data that is missing
 ** or lies outside the model's folder (the message names the node or tensor);
 ** NNRT_ERR_UNSUPPORTED for what nnrt cannot run exactly: another op type, opset or domain, an
-** attribute value nnrt does not implement, several inputs or outputs, an op across the batch dim,
+** attribute value nnrt does not implement, several outputs, an op across the batch dim,
 ** declared dims too large to hold (the message names the node, its op type and the opset); nothing
 ** of a declared size is allocated before it is checked; NNRT_ERR_SHAPE when the graph's shapes do
 ** not fit together; NNRT_ERR_OUT_OF_MEMORY. NNRT_ERR_UNSUPPORTED also when the converter plugin is
@@ -710,8 +714,8 @@ NNRT_API nnrt_status nnrt_model_quantize(nnrt_model *m, nnrt_dataset *calibratio
 ** nothing. */
 NNRT_API void nnrt_model_release(nnrt_model *m);
 
-/* Runs the model on a batch `input` shaped [N, <the config's input shape>] (any numeric dtype;
-** converted to the context's default float type) and returns the first output in a new F32 array
+/* Runs the model on a batch `input` shaped [N, <the config's input shape>] (any numeric dtype or
+** BOOL, as 0 and 1; converted to the context's default float type) and returns the first output in a new F32 array
 ** [N, <output shape>] (for an output layer: its activation, e.g. class probabilities). Dropout is
 ** off and batchnorm uses its running statistics. Safe to call from several threads at once on the
 ** same model, also while a trainer trains it (calls wait for the trainer's current step; a trainer
@@ -725,7 +729,7 @@ NNRT_API void nnrt_model_release(nnrt_model *m);
 ** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong model or input, output == NULL,
 ** or a model of several inputs (nnrt_model_predict_many runs those); NNRT_ERR_SHAPE when the
 ** input's shape does not match (the message gives the expected and the actual shape);
-** NNRT_ERR_DTYPE for a BOOL input; NNRT_ERR_OUT_OF_MEMORY; NNRT_ERR_BACKEND. */
+** NNRT_ERR_OUT_OF_MEMORY; NNRT_ERR_BACKEND. */
 NNRT_API nnrt_status nnrt_model_predict(nnrt_model *m, const nnrt_array *input, nnrt_array **output);
 
 /* As nnrt_model_predict, stopped early as `options` say (NULL: never; see the run options above),
@@ -751,7 +755,7 @@ NNRT_API nnrt_status nnrt_model_predict_into(nnrt_model *m, const nnrt_array *in
 
 /* Runs a model of one or several inputs (a config's "inputs"; nnrt_model_input says what each is)
 ** on one batch per input: inputs[k] is input k, shaped [N, <input k's shape>], every input with
-** the same N (any numeric dtype; each converted to the context's default float type). Writes the
+** the same N (any numeric dtype or BOOL; each converted to the context's default float type). Writes the
 ** first n_outputs of the model's outputs (the config's "outputs" order; nnrt_model_output_count
 ** says how many there are) into outputs[0..n_outputs-1] as new F32 row-major arrays the caller
 ** owns. Everything else is as nnrt_model_predict: thread-safe, plans made at the first call with
@@ -761,7 +765,7 @@ NNRT_API nnrt_status nnrt_model_predict_into(nnrt_model *m, const nnrt_array *in
 ** an input NULL or not an array, n_inputs not the model's input count, or n_outputs not in 1 ..
 ** the output count (the messages give the expected and the given); NNRT_ERR_SHAPE when an input's
 ** shape does not match or the inputs hold different numbers of examples (the message names the
-** input); NNRT_ERR_DTYPE for a BOOL input; NNRT_ERR_CANCELLED or NNRT_ERR_DEADLINE_EXCEEDED when
+** input); NNRT_ERR_CANCELLED or NNRT_ERR_DEADLINE_EXCEEDED when
 ** stopped; NNRT_ERR_OUT_OF_MEMORY; NNRT_ERR_BACKEND. On failure no output is written. */
 NNRT_API nnrt_status nnrt_model_predict_many(nnrt_model *m, const nnrt_array *const *inputs, int32_t n_inputs,
                                              const nnrt_run_options *options, nnrt_array **outputs,

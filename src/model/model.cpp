@@ -397,7 +397,6 @@ void Model::check_input(const Array &x, size_t k, const char *what) const {
     fail(NNRT_ERR_SHAPE, which, ": expected [N, ", want.substr(1), " (a batch of examples shaped ", want, "), got ",
          to_string(x.shape()));
   }
-  if (x.dtype() == NNRT_DTYPE_BOOL) fail(NNRT_ERR_DTYPE, which, ": expected a numeric array, got bool");
 }
 
 void Model::check_inputs(const std::vector<Array> &xs, const char *what) const {

@@ -77,6 +77,8 @@ void Trainer::check_labels(const Array &y) const {
 
 double Trainer::step(const Array &x, const Array &y) {
   model_->check_input(x, "step");
+  // Predictions read a BOOL input as 0 and 1 (a mask); training examples are numbers.
+  if (x.dtype() == NNRT_DTYPE_BOOL) fail(NNRT_ERR_DTYPE, "step: x: expected a numeric array, got bool");
   if (y.rank() == 0 || y.dim(0) != x.dim(0)) {
     fail(NNRT_ERR_SHAPE, "step: x holds ", x.dim(0), " examples but y is ", to_string(y.shape()));
   }

@@ -106,8 +106,22 @@ static void test_model_api(void) {
     CHECK_STATUS(nnrt_model_predict(m, NULL, &y), NNRT_ERR_INVALID_ARGUMENT, "input is NULL");
     CHECK_STATUS(nnrt_model_predict((nnrt_model *)x, x, &y), NNRT_ERR_INVALID_ARGUMENT, "not a live nnrt_model");
     nnrt_array_release(x);
+    /* A BOOL input is read as 0 and 1: all false predicts what zeros do. */
     CHECK_OK(nnrt_array_create(ctx, NNRT_DTYPE_BOOL, 4, xs, &x));
-    CHECK_STATUS(nnrt_model_predict(m, x, &y), NNRT_ERR_DTYPE, "bool");
+    {
+      nnrt_array *zeros = NULL, *want = NULL;
+      static float got_v[30], want_v[30];
+      CHECK_OK(nnrt_array_create(ctx, NNRT_DTYPE_F32, 4, xs, &zeros));
+      CHECK_OK(nnrt_model_predict(m, x, &y));
+      CHECK_OK(nnrt_model_predict(m, zeros, &want));
+      CHECK_OK(nnrt_array_to_host(y, got_v, sizeof got_v));
+      CHECK_OK(nnrt_array_to_host(want, want_v, sizeof want_v));
+      CHECK(memcmp(got_v, want_v, sizeof got_v) == 0);
+      nnrt_array_release(y);
+      nnrt_array_release(want);
+      nnrt_array_release(zeros);
+      y = NULL;
+    }
     nnrt_array_release(x);
   }
   /* set_param: an integer value is refused, whatever its shape */
@@ -543,6 +557,21 @@ static void test_several_inputs(void) {
     nnrt_array_release(again[i]);
     out[i] = again[i] = NULL;
   }
+  /* Stopped by run options before any op: cancelled, past a deadline; nothing written. */
+  {
+    nnrt_run_options *o = NULL;
+    CHECK_OK(nnrt_run_options_create(&o));
+    CHECK_OK(nnrt_run_options_cancel(o));
+    CHECK_STATUS(nnrt_model_predict_many(m, ins, 2, o, out, 2), NNRT_ERR_CANCELLED, "nnrt_run_options_cancel");
+    CHECK_OK(nnrt_run_options_reset(o));
+    CHECK_OK(nnrt_run_options_set_timeout(o, 1e-9));
+    CHECK_STATUS(nnrt_model_predict_many(m, ins, 2, o, out, 2), NNRT_ERR_DEADLINE_EXCEEDED, "");
+    CHECK(out[0] == NULL && out[1] == NULL);
+    nnrt_run_options_release(o);
+  }
+  CHECK_STATUS(nnrt_model_input_count(m, NULL), NNRT_ERR_INVALID_ARGUMENT, "count is NULL");
+  CHECK_STATUS(nnrt_model_output_count(NULL, &count), NNRT_ERR_INVALID_ARGUMENT, "m is NULL");
+  CHECK_STATUS(nnrt_model_input(m, 0, name, sizeof name, &len, NULL, shape), NNRT_ERR_INVALID_ARGUMENT, "ndim or shape");
   /* Only the first output asked for. */
   CHECK_OK(nnrt_model_predict_many(m, ins, 2, NULL, out, 1));
   CHECK_OK(nnrt_array_to_host(out[0], sum2, sizeof sum2));

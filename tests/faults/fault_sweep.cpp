@@ -240,6 +240,12 @@ std::vector<Case> cases(Fixture &f) {
          must(nnrt_array_create(f.ctx, NNRT_DTYPE_F32, ndim, shape, &into), "output");
        },
        [&f] { return nnrt_model_predict_into(f.model, f.x, into, nullptr); }, drop_made, {}},
+      {"nnrt_model_predict_many", with_model,
+       [&f] {
+         const nnrt_array *in[1] = {f.x};
+         return nnrt_model_predict_many(f.model, in, 1, nullptr, &out, 1);
+       },
+       drop_made, {out_param(&out)}},
       {"nnrt_model_share", with_model, [&f] { return nnrt_model_share(f.model, &made); }, drop_made,
        {out_param(&made)}},
       // Calibration (the float model's passes), the copy's build, its weights rounded and written.

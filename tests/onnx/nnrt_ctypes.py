@@ -5,6 +5,7 @@ import numpy as np
 
 F32 = 1
 I64 = 6
+BOOL = 8
 
 
 class Nnrt:
@@ -30,6 +31,8 @@ class Nnrt:
         lib.nnrt_dataset_release.argtypes = [vp]
         lib.nnrt_model_quantize.argtypes = [vp, vp, ctypes.c_char_p, ctypes.POINTER(vp)]
         lib.nnrt_model_summary.argtypes = [vp, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]
+        lib.nnrt_model_predict_many.argtypes = [vp, ctypes.POINTER(vp), ctypes.c_int32, vp, ctypes.POINTER(vp),
+                                                ctypes.c_int32]
         self.lib = lib
         self.ctx = vp()
         self.check(lib.nnrt_context_create(context_options.encode(), ctypes.byref(self.ctx)), "context")
@@ -68,7 +71,7 @@ class Nnrt:
         return q
 
     def from_numpy(self, x, dtype):
-        x = np.ascontiguousarray(x, dtype=np.float32 if dtype == F32 else np.int64)
+        x = np.ascontiguousarray(x, dtype={F32: np.float32, I64: np.int64, BOOL: np.bool_}[dtype])
         shape = (ctypes.c_int64 * x.ndim)(*x.shape)
         a = ctypes.c_void_p()
         self.check(self.lib.nnrt_array_from_host(self.ctx, dtype, x.ndim, shape, x.ctypes.data, x.nbytes,
@@ -81,6 +84,20 @@ class Nnrt:
         y = self.array(out)
         self.lib.nnrt_array_release(a)
         self.lib.nnrt_array_release(out)
+        return y
+
+    def predict_many(self, m, xs):
+        """The first output for one batch per model input: (array, nnrt dtype) pairs."""
+        arrays = [self.from_numpy(x, dtype) for x, dtype in xs]
+        out = ctypes.c_void_p()
+        try:
+            self.check(self.lib.nnrt_model_predict_many(m, (ctypes.c_void_p * len(arrays))(*arrays), len(arrays), None,
+                                                        ctypes.byref(out), 1), "predict_many")
+            y = self.array(out)
+            self.lib.nnrt_array_release(out)
+        finally:
+            for a in arrays:
+                self.lib.nnrt_array_release(a)
         return y
 
     def array(self, a):

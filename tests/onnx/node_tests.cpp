@@ -4,8 +4,8 @@
 // atol 1e-7, as numpy.testing.assert_allclose); one that nnrt refuses with NNRT_ERR_UNSUPPORTED
 // is skipped, and the reason (the node, op type and opset) is printed. Any other failure fails.
 //
-// nnrt models take one input, so inputs after the first are given to the importer as initializers
-// holding the test's data (constant operands: Gemm's B and C, a Reshape's shape, Clip's bounds).
+// Inputs after the first are given to the importer as initializers holding the test's data: most
+// are operands nnrt takes as constants (Gemm's B and C, a Reshape's shape, Clip's bounds).
 // They predict one output, so a graph with several is checked once per output, as the graph that
 // has only that one (every output must match).
 // Each model is imported with the batch in dim 0 first, then, if that is refused, as one example

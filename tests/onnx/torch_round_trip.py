@@ -1,7 +1,8 @@
 """PyTorch -> ONNX -> nnrt: the LeNet of examples/lenet.json, a small residual network, an
 upsampler (transposed convolutions), the activations of mobile networks (SiLU, hard swish, hard
 sigmoid, squeeze-and-excitation, fused into the convolutions) and of transformers (both GELUs), layer normalizations (opset 17) and transformers (self-attention,
-encoder and causal decoder stacks, opsets 14 and 17), exported with torch.onnx.export (dynamic
+encoder and causal decoder stacks, opsets 14 and 17; an encoder with a key padding mask, a second
+input), exported with torch.onnx.export (dynamic
 batch), imported into nnrt, give PyTorch's outputs to 1e-4; so do nn.LSTM models exported the same way
 (batch_first and time-major: torch writes a layout-0 LSTM, Transposes around it and a zero state
 computed from Shape), and an ONNX LSTM of layout 1 written by hand.
@@ -23,7 +24,7 @@ except ImportError as e:
     sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nnrt_ctypes import Nnrt  # noqa: E402
+from nnrt_ctypes import BOOL, F32, Nnrt  # noqa: E402
 
 
 def lenet_from_json(path):
@@ -199,6 +200,78 @@ def check_transformers(nnrt, work):
     return ok
 
 
+class CausalPadded(nn.Module):
+    """One encoder layer called with a causal src_mask and a src_key_padding_mask."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True)
+        self.register_buffer("causal", nn.Transformer.generate_square_subsequent_mask(6))
+
+    def forward(self, x, padding):
+        return self.layer(x, src_mask=self.causal, src_key_padding_mask=padding)
+
+
+class PaddedEncoder(nn.Module):
+    """An encoder stack called with src_key_padding_mask: a second, bool input [N, T]."""
+
+    def __init__(self, layers):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, activation="gelu", batch_first=True)
+        self.layers = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+
+    def forward(self, x, padding):
+        return self.layers(x, src_key_padding_mask=padding)
+
+
+def check_key_padding_mask(nnrt, work):
+    """The key padding mask becomes the attention layers' second input, the graph's mask input a
+    model input, and the model run with nnrt_model_predict_many matches PyTorch, with a causal mask
+    too."""
+    ok = True
+    for opset in (14, 17):
+        torch.manual_seed(0)
+        net = PaddedEncoder(2).eval()
+        path = os.path.join(work, "padded_encoder_%d.onnx" % opset)
+        padding = torch.zeros(2, 6, dtype=torch.bool)
+        padding[0, 4:] = True
+        torch.onnx.export(net, (torch.randn(2, 6, 32), padding), path, input_names=["x", "padding"], output_names=["y"],
+                          dynamic_axes={"x": {0: "batch"}, "padding": {0: "batch"}, "y": {0: "batch"}},
+                          opset_version=opset)
+        model = nnrt.import_onnx(path)
+        summary = nnrt.summary(model)
+        if summary.count('"mask":"padding"') != 2:
+            print("FAIL: padded_encoder opset %d: the attention layers do not take the mask:\n%s" % (opset, summary))
+            ok = False
+        for batch in (1, 5):
+            x = torch.randn(batch, 6, 32)
+            pad = torch.arange(6)[None, :] >= torch.randint(1, 7, (batch, 1))  # at least one token kept
+            with torch.no_grad():
+                want = net(x, pad).numpy()
+            got = nnrt.predict_many(model, [(x.numpy(), F32), (pad.numpy(), BOOL)])
+            ok &= matches("padded_encoder opset %d" % opset, batch, got, want)
+        nnrt.release(model)
+    # A causal mask with the key padding mask: PyTorch fills the padding into the causal mask.
+    torch.manual_seed(0)
+    both = CausalPadded().eval()
+    path = os.path.join(work, "causal_padded.onnx")
+    torch.onnx.export(both, (torch.randn(2, 6, 32), torch.zeros(2, 6, dtype=torch.bool)), path,
+                      input_names=["x", "padding"], output_names=["y"],
+                      dynamic_axes={"x": {0: "batch"}, "padding": {0: "batch"}, "y": {0: "batch"}}, opset_version=17)
+    model = nnrt.import_onnx(path)
+    summary = nnrt.summary(model)
+    if '"causal":true' not in summary or '"mask":"padding"' not in summary:
+        print("FAIL: causal_padded: the attention does not take both masks:\n%s" % summary)
+        ok = False
+    x = torch.randn(3, 6, 32)
+    pad = torch.tensor([[False] * 6, [False] * 4 + [True] * 2, [False] * 2 + [True] * 4])
+    with torch.no_grad():
+        want = both(x, pad).numpy()
+    ok &= matches("causal_padded", 3, nnrt.predict_many(model, [(x.numpy(), F32), (pad.numpy(), BOOL)]), want)
+    nnrt.release(model)
+    return ok
+
+
 class Recurrent(nn.Module):
     """Linear -> nn.LSTM (of `layers` layers) -> the last step (y[:, -1], y[-1], or h_n[-1]) or every
     step -> Linear."""
@@ -319,6 +392,7 @@ def main():
         ok &= check_lstm(nnrt, work)
         ok &= check_torch_lstm(nnrt, work)
         ok &= check_transformers(nnrt, work)
+        ok &= check_key_padding_mask(nnrt, work)
     sys.exit(0 if ok else 1)
 
 

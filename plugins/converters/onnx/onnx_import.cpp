@@ -1,5 +1,6 @@
 #include "onnx_import.h"
 
+#include <algorithm>
 #include <set>
 
 #include "onnx_import_pattern.h"
@@ -235,13 +236,16 @@ std::string Importer::emit(const std::string &type, Json attrs, const std::vecto
   std::vector<Shape> in_shapes;
   Json in_names = Json::array();
   for (const std::string &in : inputs) {
+    const size_t k = in_shapes.size();  // this input's position
     const Value &v = value(in);
     if (v.constant) unsupported("input \"", in, "\" is a constant where nnrt needs a computed value");
     if (v.pending) unsupported("input \"", in, "\" is the 8-bit output of a QuantizeLinear, which nnrt reads only through a DequantizeLinear");
     check_batch_axis(in, v);
-    if (v.node == "input" && integer_input_ && type != "embedding") {
-      unsupported("the model's integer input feeds nnrt ", type, "; nnrt computes in floats and reads integers only as "
-                  "embedding indices (Gather)");
+    // Integers (and booleans) are read as embedding indices or as attention's key mask only.
+    bool indices_or_mask = type == "embedding" || (type == "multi_head_attention" && k == 1);
+    if (integer_inputs_.count(v.node) && !indices_or_mask) {
+      unsupported("the model's integer input '", v.node, "' feeds nnrt ", type, "; nnrt computes in floats and reads "
+                  "integers only as embedding indices (Gather) or an attention's key mask");
     }
     in_shapes.push_back(v.shape);
     in_names.push_back(v.node);
@@ -284,19 +288,19 @@ void Importer::set_constant(const std::string &output, HostTensor tensor) {
 
 namespace {
 
-// The graph's one run-time input: the inputs that are not initializers.
-const onnx::ValueInfoProto &runtime_graph_input(const onnx::GraphProto &g, const std::set<std::string> &initializers) {
-  const onnx::ValueInfoProto *in = nullptr;
+// The graph's run-time inputs: the inputs that are not initializers.
+std::vector<const onnx::ValueInfoProto *> runtime_graph_inputs(const onnx::GraphProto &g,
+                                                               const std::set<std::string> &initializers) {
+  std::vector<const onnx::ValueInfoProto *> inputs;
   for (const auto &vi : g.input()) {
     if (initializers.count(vi.name())) continue;  // older IR versions list initializers as inputs
-    if (in) {
-      fail(NNRT_ERR_UNSUPPORTED, "the graph has several inputs ('", in->name(), "', '", vi.name(),
-           "', ...); nnrt models take one (the others may be initializers)");
-    }
-    in = &vi;
+    inputs.push_back(&vi);
   }
-  if (!in) fail(NNRT_ERR_UNSUPPORTED, "the graph has no input that is not an initializer");
-  return *in;
+  if (inputs.empty()) fail(NNRT_ERR_UNSUPPORTED, "the graph has no input that is not an initializer");
+  if (inputs.size() > kMaxImportInputs) {
+    fail(NNRT_ERR_UNSUPPORTED, "the graph has ", inputs.size(), " inputs; nnrt models take at most ", kMaxImportInputs);
+  }
+  return inputs;
 }
 
 // The per-example dims of the graph's input `in`: its declared dims less the batch axis, or
@@ -348,7 +352,13 @@ std::vector<int64_t> example_dims(const onnx::ValueInfoProto &in, const ImportOp
 void Importer::translate_graph() {
   onnx::GraphProto &g = *model_.mutable_graph();
   std::set<std::string> initializers = read_initializers(g);
-  read_input(runtime_graph_input(g, initializers));
+  std::vector<const onnx::ValueInfoProto *> inputs = runtime_graph_inputs(g, initializers);
+  if (inputs.size() > 1 && (!options_.input.empty() || options_.batch_axis != 0 || !options_.batch)) {
+    fail(NNRT_ERR_INVALID_ARGUMENT, "options.input, batch_axis and batch apply to a graph of one input; this one has ",
+         inputs.size());
+  }
+  for (const onnx::ValueInfoProto *in : inputs) node_names_[inputs.size() == 1 ? "input" : in->name()] = true;
+  for (const onnx::ValueInfoProto *in : inputs) read_input(*in, inputs.size() == 1 ? "input" : in->name());
   for (Fusion &f : find_fusions(GraphPattern(g, *this))) {
     fused_nodes_.insert(f.nodes.begin(), f.nodes.end());
     fusion_at_[f.at] = std::move(f.emit);
@@ -356,6 +366,10 @@ void Importer::translate_graph() {
   translate_nodes(g);
   read_output(g);
   drop_unread_layers();
+}
+
+bool Importer::is_input(const std::string &node) const {
+  return std::any_of(inputs_.begin(), inputs_.end(), [&](const auto &in) { return in.first == node; });
 }
 
 void Importer::drop_if_unread(const std::string &output) { droppable_.insert(value(output).node); }
@@ -392,20 +406,21 @@ std::set<std::string> Importer::read_initializers(onnx::GraphProto &g) {
   return initializers;
 }
 
-void Importer::read_input(const onnx::ValueInfoProto &in) {
+void Importer::read_input(const onnx::ValueInfoProto &in, const std::string &node) {
   if (!in.type().has_tensor_type()) fail(NNRT_ERR_UNSUPPORTED, "input '", in.name(), "' is not a tensor");
   int32_t et = in.type().tensor_type().elem_type();
-  if (et != onnx::TensorProto::FLOAT && et != onnx::TensorProto::INT64 && et != onnx::TensorProto::INT32) {
+  if (et != onnx::TensorProto::FLOAT && et != onnx::TensorProto::INT64 && et != onnx::TensorProto::INT32 &&
+      et != onnx::TensorProto::BOOL) {
     fail(NNRT_ERR_UNSUPPORTED, "input '", in.name(), "' holds ", element_type_name(et),
-         "; nnrt imports float (or integer index) inputs");
+         "; nnrt imports float inputs, integer index inputs and integer or bool masks");
   }
   Value input;
-  input.node = "input";
+  input.node = node;
   input.shape = Shape::of(example_dims(in, options_));
   input.batch_axis = options_.batch_axis;
-  integer_input_ = et != onnx::TensorProto::FLOAT;
+  if (et != onnx::TensorProto::FLOAT) integer_inputs_.insert(node);
   values_[in.name()] = input;
-  input_shape_ = input.shape;
+  inputs_.emplace_back(node, input.shape);
 }
 
 void Importer::translate_nodes(const onnx::GraphProto &g) {
@@ -456,7 +471,7 @@ void Importer::read_output(const onnx::GraphProto &g) {
          "; nnrt models give it in dim 0");
   }
   output_ = out->second.node;
-  if (output_ == "input") {
+  if (is_input(output_)) {
     onnx::NodeProto identity;  // the model must hold a layer: an identity one
     identity.set_op_type("Identity");
     identity.add_output(g.output(0).name());
@@ -485,7 +500,7 @@ void Importer::apply_loss() {
   if ((*last)["type"] == "softmax" && shapes_[output_].rank == 1) {
     activation = (*last).value("log", false) ? "log_softmax" : "softmax";
     std::string prev = (*last)["inputs"][0];
-    if (prev == "input" || consumers(prev) != 1) {
+    if (is_input(prev) || consumers(prev) != 1) {
       fail(NNRT_ERR_UNSUPPORTED, "options.loss: the softmax '", output_, "' does not follow a Gemm/MatMul of its own");
     }
     Json *dense = find(prev);
@@ -533,7 +548,12 @@ ImportResult Importer::run() {
   if (!options_.loss.empty()) apply_loss();
 
   Json config;
-  config["input"] = input_shape_.vec();
+  if (inputs_.size() == 1) {
+    config["input"] = inputs_[0].second.vec();
+  } else {
+    config["inputs"] = Json::array();
+    for (const auto &[name, shape] : inputs_) config["inputs"].push_back({{"name", name}, {"shape", shape.vec()}});
+  }
   config["seed"] = 0;
   config["nodes"] = nodes_;
   config["outputs"] = Json::array({output_});

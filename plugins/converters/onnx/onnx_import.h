@@ -3,10 +3,11 @@
 // or a few nnrt layers; what nnrt cannot express exactly is refused with NNRT_ERR_UNSUPPORTED naming
 // the node, its op type and opset, never imported approximately.
 //
-// nnrt models take one input whose dim 0 is the batch. By default the ONNX graph's input is read the
-// same way (dim 0 is the batch, of any size; {"batch_axis": k} takes ONNX dim k instead, for
-// time-major inputs [T, N, F]); with {"batch": false} the ONNX input is one example and nnrt adds a
-// batch dim in front, so ops over ONNX's dim 0 can be expressed too.
+// Each run-time input of the graph becomes a model input ("input" when there is one, else named as
+// in ONNX), whose dim 0 is the batch. By default the ONNX input is read the same way (dim 0 is the
+// batch, of any size); for a graph of one input, {"batch_axis": k} takes ONNX dim k instead, for
+// time-major inputs [T, N, F], and with {"batch": false} the ONNX input is one example and nnrt adds
+// a batch dim in front, so ops over ONNX's dim 0 can be expressed too.
 //
 // Each run-time value keeps the ONNX axis of its batch: nnrt holds it with that axis first and the
 // others in order, so that a Transpose which only moves the batch (as around PyTorch's time-major
@@ -43,6 +44,8 @@ namespace nnrt::io::onnx_format {
 // was built with (Debian's libonnx 1.12: 17).
 inline constexpr int64_t kOldestImportOpset = 7;
 inline constexpr int64_t kNewestImportOpset = 17;
+// A graph's run-time inputs (as a config's "inputs" takes them).
+inline constexpr size_t kMaxImportInputs = 64;
 
 struct ImportOptions {
   bool batch = true;            // an ONNX dim of the input is the batch
@@ -91,7 +94,7 @@ struct Int8Constant {
 
 // What the importer knows of an ONNX value.
 struct Value {
-  std::string node;        // the nnrt node that makes it ("input" for the model input)
+  std::string node;        // the nnrt node that makes it (a model input's name for a model input)
   Shape shape;             // per example, as nnrt sees it
   int32_t batch_axis = 0;  // the ONNX axis of the batch (nnrt holds it first, the others in order)
   bool constant = false;   // an initializer, a Constant's output or a folded shape: `tensor` holds it
@@ -216,7 +219,9 @@ class Importer {
   // as the model's.
   void translate_graph();
   std::set<std::string> read_initializers(onnx::GraphProto &g);
-  void read_input(const onnx::ValueInfoProto &in);
+  // Graph input `in` as model input `node` ("input" when it is the only one, else its ONNX name).
+  void read_input(const onnx::ValueInfoProto &in, const std::string &node);
+  bool is_input(const std::string &node) const;
   void translate_nodes(const onnx::GraphProto &g);
   void read_output(const onnx::GraphProto &g);
   void apply_loss();
@@ -242,8 +247,9 @@ class Importer {
   std::set<std::string> droppable_;      // layers drop_if_unread named
   void drop_unread_layers();
   std::string output_;
-  Shape input_shape_;
-  bool integer_input_ = false;  // the ONNX input holds indices: only an embedding may read it
+  std::vector<std::pair<std::string, Shape>> inputs_;  // the model's inputs: node name, per-example shape
+  // Inputs of integers or booleans: only an embedding (indices) or an attention (its key mask) reads them.
+  std::set<std::string> integer_inputs_;
   bool moved_batch_ok_ = false;  // the node being translated reads values whose batch is not in dim 0
   // Refuses value `name` (read by the node being translated) when its batch is not in ONNX dim 0
   // and the translator does not map it.

@@ -12,8 +12,13 @@
 // layers cannot express node by node: recognizing it is what makes PyTorch's transformers import.
 // Everything is checked: the slices are the three E-wide blocks of P in the order q, k, v, every
 // reshape's target (evaluated symbolically: T and N stay symbols), every permutation, the scale
-// (1/sqrt(d) in all), and the mask (none, or the causal one: 0 on and below the diagonal, -inf or
-// <= -1e9 above). A mask of another kind is refused with that reason.
+// (1/sqrt(d) in all), and the mask: none; the causal one (a constant: 0 on and below the diagonal,
+// -inf or <= -1e9 above); or a key padding mask computed from a graph input [N, T] of zeros and
+// ones, as PyTorch writes key_padding_mask: Where(mask, -inf, 0) (or Where(mask, 0, -inf) for a
+// mask of the tokens to keep), maybe times 1, of the input reshaped and expanded to [N*H, 1, T]
+// (time-major) or [N, 1 or H, 1, T], every step's shape checked; Where(mask, -inf, causal) is both
+// masks. That input becomes the layer's second input. A mask of another kind is refused with that
+// reason.
 #include <cmath>
 
 #include "onnx_import_pattern.h"
@@ -38,6 +43,7 @@ struct Attention {
   Projection in, out;
   bool causal = false;
   int64_t mask_tokens = 0;
+  std::string key_mask, key_mask_kind;  // the graph input of a key padding mask, and "padding" or "keep"
   std::string mask_problem;  // non-empty: a mask nnrt cannot express, and why
 };
 
@@ -124,6 +130,9 @@ class Matcher {
     return g_.sole_reader(name, op_type);
   }
   void read_mask(const HostTensor &mask, Attention &a) const;
+  bool read_key_mask(std::string m, Attention &a);
+  // A constant scalar, or the value a ConstantOfShape fills with.
+  std::optional<double> filled_scalar(const std::string &name) const;
 
   const GraphPattern &g_;
   std::map<std::string, SymShape> shapes_;  // symbolic shapes of the run-time values matched so far
@@ -183,6 +192,107 @@ void Matcher::read_mask(const HostTensor &mask, Attention &a) const {
   a.mask_tokens = t;
 }
 
+std::optional<double> Matcher::filled_scalar(const std::string &name) const {
+  if (std::optional<double> v = g_.scalar(name)) return v;
+  const onnx::NodeProto *n = g_.producer(name, "ConstantOfShape");
+  if (!n) return std::nullopt;
+  for (const auto &attr : n->attribute()) {
+    if (attr.name() != "value") continue;
+    onnx::TensorProto t = attr.t();
+    std::vector<float> v = read_tensor(t, "", "ConstantOfShape value").floats();
+    if (v.size() != 1) return std::nullopt;
+    return v[0];
+  }
+  return 0.0;  // ONNX's default: float zeros
+}
+
+bool Matcher::read_key_mask(std::string m, Attention &a) {
+  const bool time_major = a.layout == Layout::kTimeMajor;
+  const SymInt T = kSymT, N = kSymN, H = SymInt::constant(a.heads), one = SymInt::constant(1);
+  if (const onnx::NodeProto *mul = g_.producer(m, "Mul")) {  // PyTorch's mask * 1
+    int c = constant_operand(g_, *mul);
+    std::optional<double> factor = c < 0 ? std::nullopt : g_.scalar(mul->input(c));
+    if (!factor || *factor != 1) return false;
+    m = mul->input(1 - c);
+  }
+  const onnx::NodeProto *where = g_.producer(m, "Where");
+  if (!where || where->input_size() != 3) return false;
+  std::optional<double> when_set = filled_scalar(where->input(1)), when_clear = filled_scalar(where->input(2));
+  if (when_set && *when_set <= -1e9 && !when_clear) {
+    // The padding filled into another mask (PyTorch's src_mask and src_key_padding_mask together):
+    // a constant, read as a mask alone is (the causal one, or refused with the reason).
+    std::optional<HostTensor> other = g_.constant(where->input(2));
+    if (!other) return false;
+    read_mask(*other, a);
+    when_clear = 0.0;
+  }
+  if (!when_set || !when_clear) return false;
+  if (*when_set <= -1e9 && *when_clear == 0) a.key_mask_kind = "padding";
+  else if (*when_set == 0 && *when_clear <= -1e9) a.key_mask_kind = "keep";
+  else return false;
+  // Back from the condition to the graph input, through reshapes, expansions and a cast to bool.
+  std::string v = where->input(0);
+  std::vector<const onnx::NodeProto *> chain;
+  while (const onnx::NodeProto *n = g_.producer(v)) {
+    const std::string &op = n->op_type();
+    if (op == "Cast" ? GraphPattern::attr_int(*n, "to", 0) != onnx::TensorProto::BOOL
+                     : op != "Reshape" && op != "Expand" && op != "Unsqueeze") {
+      return false;
+    }
+    chain.push_back(n);
+    v = n->input(0);
+  }
+  if (g_.is_constant(v)) return false;
+  // Forward again, shapes checked: [N, T] to what broadcasts over the scores.
+  shapes_[v] = SymShape{N, T};
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    const onnx::NodeProto &n = **it;
+    const SymShape in = shapes_.at(n.input(0));
+    SymShape out = in;
+    if (n.op_type() == "Reshape") {
+      std::optional<SymShape> t = reshape_target(n);
+      if (!t) return false;
+      out = *t;
+    } else if (n.op_type() == "Unsqueeze") {
+      std::vector<int64_t> axes = GraphPattern::attr_ints(n, "axes");
+      if (n.input_size() > 1) {
+        std::optional<HostTensor> t = g_.constant(n.input(1));
+        if (!t) return false;
+        axes = t->ints();
+      }
+      const auto rank = static_cast<int64_t>(in.size() + axes.size());
+      std::vector<bool> unit(static_cast<size_t>(rank), false);
+      for (int64_t x : axes) {
+        if (x < -rank || x >= rank || unit[x < 0 ? x + rank : x]) return false;
+        unit[x < 0 ? x + rank : x] = true;
+      }
+      out.clear();
+      for (int64_t i = 0, k = 0; i < rank; ++i) out.push_back(unit[i] ? one : in[k++]);
+    } else if (n.op_type() == "Expand") {
+      std::optional<SymShape> t = g_.ints(n.input(1), shapes_);
+      if (!t) return false;
+      // numpy broadcasting of in and t
+      out.assign(std::max(in.size(), t->size()), one);
+      for (size_t i = 0; i < out.size(); ++i) {
+        size_t from_end = out.size() - 1 - i;
+        SymInt x = from_end < in.size() ? in[in.size() - 1 - from_end] : one;
+        SymInt y = from_end < t->size() ? (*t)[t->size() - 1 - from_end] : one;
+        if (x == one) out[i] = y;
+        else if (y == one || x == y) out[i] = x;
+        else return false;
+        if (!out[i].known) return false;
+      }
+    }
+    shapes_[n.output(0)] = out;
+  }
+  const SymShape &mask = shapes_.at(where->input(0));
+  bool fits = time_major ? mask == SymShape{N * H, one, T}
+                         : (mask == SymShape{N, one, one, T} || mask == SymShape{N, H, one, T});
+  if (!fits) return false;
+  a.key_mask = v;
+  return true;
+}
+
 void emit_attention(Importer &im, const Attention &a) {
   if (!a.mask_problem.empty()) im.unsupported("self-attention with ", a.mask_problem, " is not supported");
   const bool time_major = a.layout == Layout::kTimeMajor;
@@ -201,13 +311,23 @@ void emit_attention(Importer &im, const Attention &a) {
   if (a.causal && a.mask_tokens != x.shape[0]) {
     im.unsupported("the causal mask is [", a.mask_tokens, ", ", a.mask_tokens, "] for ", x.shape[0], " tokens");
   }
+  std::vector<std::string> inputs = {a.entry};
+  Json attrs = {{"heads", a.heads}, {"causal", a.causal}, {"bias", a.in.bias.has_value()}};
+  if (!a.key_mask.empty()) {
+    const Value &m = im.value(a.key_mask);
+    if (m.constant || m.batch_axis != 0 || !(m.shape.rank == 1 && m.shape[0] == x.shape[0])) {
+      im.unsupported("the attention's key padding mask \"", a.key_mask, "\" is not a model input of one value per token (",
+                     x.shape[0], " per example, batch in dim 0)");
+    }
+    inputs.push_back(a.key_mask);
+    attrs["mask"] = a.key_mask_kind;
+  }
   std::vector<std::pair<std::string, HostTensor>> params = {{"in_proj_weight", a.in.weight}};
   if (a.in.bias) params.emplace_back("in_proj_bias", *a.in.bias);
   params.emplace_back("out_proj.weight", a.out.weight);
   if (a.out.bias) params.emplace_back("out_proj.bias", *a.out.bias);
   im.accept_moved_batch();  // nnrt holds the batch first: [N, T, E] either way
-  im.emit("multi_head_attention", {{"heads", a.heads}, {"causal", a.causal}, {"bias", a.in.bias.has_value()}}, {a.entry},
-          std::move(params), a.result);
+  im.emit("multi_head_attention", attrs, inputs, std::move(params), a.result);
   im.move_batch(a.result, batch_axis);
 }
 
@@ -219,11 +339,23 @@ std::optional<Fusion> Matcher::at_softmax(int index) {
   // Softmax(q k^T * scale + mask) v
   std::string scores = softmax.input(0);
   std::optional<HostTensor> mask;
+  std::string key_mask;  // a mask computed at run time, checked once the heads are known
   if (const onnx::NodeProto *add = g_.producer(scores, "Add")) {
     int c = constant_operand(g_, *add);
-    if (c < 0) return std::nullopt;
-    mask = g_.constant(add->input(c));
-    scores = add->input(1 - c);
+    if (c >= 0) {
+      mask = g_.constant(add->input(c));
+      scores = add->input(1 - c);
+    } else {
+      int side = -1;  // the scores: a MatMul, maybe scaled
+      for (int i = 0; i < 2; ++i) {
+        std::string name = add->input(i);
+        unscale(name);
+        if (g_.producer(name, "MatMul")) side = side < 0 ? i : 2;
+      }
+      if (side < 0 || side > 1) return std::nullopt;
+      key_mask = add->input(1 - side);
+      scores = add->input(side);
+    }
   }
   double scale = unscale(scores);
   const onnx::NodeProto *qk = g_.producer(scores, "MatMul");
@@ -322,8 +454,25 @@ std::optional<Fusion> Matcher::at_softmax(int index) {
     a.result = unmerge->output(0);
   }
   if (mask) read_mask(*mask, a);
+  std::vector<std::string> entries = {a.entry};
+  if (!key_mask.empty()) {
+    // The heads' transposes, which the mask's reshapes may measure.
+    for (int i = 0; i < 3; ++i) {
+      for (int c : g_.consumers(reshape[i]->output(0))) {
+        const onnx::NodeProto &t = g_.node(c);
+        std::vector<int64_t> perm = GraphPattern::attr_ints(t, "perm");
+        if (t.op_type() != "Transpose" || perm.size() != split.size()) continue;
+        SymShape moved;
+        for (int64_t k : perm)
+          if (k >= 0 && k < static_cast<int64_t>(split.size())) moved.push_back(split[k]);
+        if (moved.size() == split.size()) shapes_[t.output(0)] = moved;
+      }
+    }
+    if (!read_key_mask(key_mask, a)) return std::nullopt;
+    entries.push_back(a.key_mask);
+  }
 
-  return g_.fusion(a.entry, a.result, [a](Importer &im) { emit_attention(im, a); });
+  return g_.fusion(entries, a.result, [a](Importer &im) { emit_attention(im, a); });
 }
 
 }  // namespace

@@ -168,6 +168,47 @@ std::optional<SymShape> GraphPattern::ints(const std::string &name, const std::m
     }
     return out;
   }
+  if (op == "ConstantOfShape") {  // a 1-D list of one integer value
+    std::optional<SymShape> length = operand(0);
+    const onnx::AttributeProto *value = nullptr;
+    for (const auto &a : n->attribute())
+      if (a.name() == "value") value = &a;
+    int64_t v = 0;
+    if (value) {
+      onnx::TensorProto t = value->t();
+      HostTensor h = read_tensor(t, "", "ConstantOfShape value");
+      if (h.elem_type != onnx::TensorProto::INT64 && h.elem_type != onnx::TensorProto::INT32) return std::nullopt;
+      std::vector<int64_t> vs = h.ints();
+      if (vs.size() != 1) return std::nullopt;
+      v = vs[0];
+    }
+    if (!length || length->size() != 1 || !(*length)[0].is_constant() || (*length)[0].c < 0 || (*length)[0].c > 64) {
+      return std::nullopt;
+    }
+    return SymShape(static_cast<size_t>((*length)[0].c), SymInt::constant(v));
+  }
+  if (op == "Equal" || op == "Where") {  // elementwise, on values that decide it
+    std::optional<SymShape> a = operand(0), b = operand(1), c = op == "Where" ? operand(2) : SymShape{SymInt::constant(0)};
+    if (!a || !b || !c) return std::nullopt;
+    size_t size = std::max({a->size(), b->size(), c->size()});
+    for (const SymShape *x : {&*a, &*b, &*c})
+      if (x->size() != size && x->size() != 1) return std::nullopt;
+    auto at = [&](const SymShape &x, size_t i) { return x[x.size() == 1 ? 0 : i]; };
+    SymShape out(size);
+    for (size_t i = 0; i < size; ++i) {
+      if (op == "Equal") {
+        SymInt x = at(*a, i), y = at(*b, i);
+        if (x == y) out[i] = SymInt::constant(1);
+        else if (x.is_constant() && y.is_constant()) out[i] = SymInt::constant(0);
+        else return std::nullopt;
+      } else {
+        SymInt cond = at(*a, i);
+        if (!cond.is_constant()) return std::nullopt;
+        out[i] = cond.c != 0 ? at(*b, i) : at(*c, i);
+      }
+    }
+    return out;
+  }
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
     std::optional<SymShape> a = operand(0), b = operand(1);
     if (!a || !b || a->empty() || b->empty()) return std::nullopt;
@@ -184,8 +225,14 @@ std::optional<SymShape> GraphPattern::ints(const std::string &name, const std::m
 
 std::optional<Fusion> GraphPattern::fusion(const std::string &entry, const std::string &result,
                                            std::function<void(Importer &)> emit) const {
+  return fusion(std::vector<std::string>{entry}, result, std::move(emit));
+}
+
+std::optional<Fusion> GraphPattern::fusion(const std::vector<std::string> &entries, const std::string &result,
+                                           std::function<void(Importer &)> emit) const {
   const int exit = producer_index(result);
   if (exit < 0) return std::nullopt;
+  auto is_entry = [&](const std::string &v) { return std::find(entries.begin(), entries.end(), v) != entries.end(); };
   std::set<int> nodes;
   std::vector<int> todo = {exit};
   while (!todo.empty()) {
@@ -195,11 +242,27 @@ std::optional<Fusion> GraphPattern::fusion(const std::string &entry, const std::
     const onnx::NodeProto &n = g_.node(i);
     if (n.op_type() == "Shape") continue;  // reads only the shape, which the matcher checked
     for (const std::string &in : n.input()) {
-      if (in.empty() || in == entry || is_constant(in)) continue;
+      if (in.empty() || is_entry(in) || is_constant(in)) continue;
       int p = producer_index(in);
       if (p < 0) return std::nullopt;  // another run-time input
       todo.push_back(p);
     }
+  }
+  // A node made from the region's values only for the region's Shape nodes to measure (a Transpose
+  // of a head whose size a mask's Reshape reads) joins it.
+  for (int p = 0; p < exit; ++p) {
+    if (nodes.count(p)) continue;
+    const onnx::NodeProto &n = g_.node(p);
+    bool measured_only = n.output_size() > 0, inside = n.input_size() > 0;
+    for (const std::string &o : n.output()) {
+      measured_only = measured_only && !graph_outputs_.count(o) && !consumers(o).empty();
+      for (int c : consumers(o)) measured_only = measured_only && nodes.count(c) && g_.node(c).op_type() == "Shape";
+    }
+    for (const std::string &in : n.input()) {
+      int q = in.empty() || is_entry(in) || is_constant(in) ? -2 : producer_index(in);
+      inside = inside && (q == -2 || (q >= 0 && nodes.count(q)));
+    }
+    if (measured_only && inside) nodes.insert(p);
   }
   if (*nodes.rbegin() != exit) return std::nullopt;  // the graph is not sorted: the translators say so
   for (int i : nodes) {

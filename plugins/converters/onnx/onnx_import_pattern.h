@@ -75,8 +75,8 @@ class GraphPattern {
   static double attr_float(const onnx::NodeProto &n, const char *name, double fallback);
   static std::vector<int64_t> attr_ints(const onnx::NodeProto &n, const char *name);
 
-  // The integer values of `name` (shape arithmetic: Shape, Gather, Unsqueeze, Concat, Cast and
-  // Add/Sub/Mul/Div of them and of int constants), given the symbolic shapes of the run-time values
+  // The integer values of `name` (shape arithmetic: Shape, Gather, Unsqueeze, Concat, Cast,
+  // ConstantOfShape, Equal, Where and Add/Sub/Mul/Div of them and of int constants), given the symbolic shapes of the run-time values
   // the matcher knows (`shapes`); nullopt when any step is outside that arithmetic.
   std::optional<SymShape> ints(const std::string &name, const std::map<std::string, SymShape> &shapes) const;
 
@@ -85,6 +85,9 @@ class GraphPattern {
   // nullopt unless that node is the last of them and none of their values but `result` is read
   // elsewhere (by a node outside, or as a graph output).
   std::optional<Fusion> fusion(const std::string &entry, const std::string &result,
+                               std::function<void(Importer &)> emit) const;
+  // The same for a region with several run-time inputs (attention and its key mask).
+  std::optional<Fusion> fusion(const std::vector<std::string> &entries, const std::string &result,
                                std::function<void(Importer &)> emit) const;
 
  private:
