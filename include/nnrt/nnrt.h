@@ -851,12 +851,12 @@ NNRT_API nnrt_status nnrt_model_generate(nnrt_model *m, const int64_t *prompt, s
                                          const char *options_json, int64_t *tokens, size_t max_tokens,
                                          size_t *n_tokens, nnrt_token_fn on_token, void *user);
 
-/* Describes the model as JSON: "input", "backend", "dtype", "layers" (each with "name", "type",
-** "inputs", "output_shape", "param_count", "params" (name, shape, trainable), "attributes" (its
-** config keys) and "ops": for the forward and backward passes, which backend ran each op kind, and
-** "fallback", the op kinds that fell back to the reference backend), "outputs", "total_params" and
-** "trainable_params". The backward placement appears once the model has been trained. The string
-** convention of this header applies.
+/* Describes the model as JSON: "input" (the first input's shape), "inputs" (each "name", "shape"),
+** "backend", "dtype", "layers" (each with "name", "type", "inputs", "output_shape", "param_count",
+** "params" (name, shape, trainable), "attributes" (its config keys) and "ops": for the forward and
+** backward passes, which backend ran each op kind, and "fallback", the op kinds that fell back to
+** the reference backend), "outputs", "total_params" and "trainable_params". The backward placement
+** appears once the model has been trained. The string convention of this header applies.
 ** Returns NNRT_OK; NNRT_ERR_INVALID_ARGUMENT for a NULL or wrong model, len == NULL, or buf == NULL
 ** with cap > 0. */
 NNRT_API nnrt_status nnrt_model_summary(const nnrt_model *m, char *buf, size_t cap, size_t *len);
