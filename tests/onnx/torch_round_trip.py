@@ -175,12 +175,15 @@ class CausalDecoder(nn.Module):
 def check_transformers(nnrt, work):
     """PyTorch's attention (time-major inside, the batch merged with the heads), erf GELU and layer
     norm (one node at opset 17, decomposed at 14) import as nnrt's multi_head_attention, gelu and
-    layer_norm layers."""
+    layer_norm layers, the feed-forward products as dense layers with their bias and activation."""
     ok = check(nnrt, "self_attention", SelfAttention(32, 4), [6, 32], work, opset=17)
     encoder_layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, activation="gelu", batch_first=True)
-    ok &= check(nnrt, "transformer_encoder", nn.TransformerEncoder(encoder_layer, 2), [7, 32], work, opset=17)
+    # The feed-forward MatMul, Add of its bias and activation are one dense layer on the last dim.
+    ok &= check(nnrt, "transformer_encoder", nn.TransformerEncoder(encoder_layer, 2), [7, 32], work, opset=17,
+                summary_has=['"activation":"gelu","bias":true,"flatten":false'])
     relu_layer = nn.TransformerEncoderLayer(32, 2, 48, dropout=0.0, batch_first=True)
-    ok &= check(nnrt, "transformer_encoder_opset14", relu_layer, [5, 32], work, opset=14)
+    ok &= check(nnrt, "transformer_encoder_opset14", relu_layer, [5, 32], work, opset=14,
+                summary_has=['"activation":"relu","bias":true,"flatten":false'])
     ok &= check(nnrt, "causal_decoder", CausalDecoder(9, 32, 4, 2), [9, 32], work, opset=17)
     # A mask nnrt's layer does not have is refused with that reason, not imported without it.
     other_mask = CausalDecoder(9, 32, 4, 1).eval()

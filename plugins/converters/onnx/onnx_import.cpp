@@ -275,6 +275,50 @@ const Value *Importer::find_value(const std::string &name) const {
 
 void Importer::alias(const std::string &output, const std::string &input) { values_[output] = value(input); }
 
+// Convolution or dense layer, then activation, as exporters write them (ResNets' Relu, MobileNets'
+// Clip(0, 6), transformers' GELU after their first feed-forward MatMul): one layer with a fused
+// activation, so that the activation runs as the product's post-op instead of as a pass of its own
+// over the output.
+Json *Importer::sole_maker(const std::string &in, int own_reads) {
+  const Value &x = value(in);
+  if (x.constant || nodes_.empty() || readers_[in] != own_reads) return nullptr;
+  Json &layer = nodes_.back();
+  if (layer["name"] != x.node) return nullptr;
+  // Another name for the layer's output (an Identity) that a later node still reads.
+  for (const auto &[name, v] : values_) {
+    auto r = readers_.find(name);
+    if (name != in && !v.constant && v.node == x.node && r != readers_.end() && r->second > 0) return nullptr;
+  }
+  return &layer;
+}
+
+bool Importer::fuse_activation(const Json &activation) { return fuse_activation(activation, node_->input(0), 1); }
+
+bool Importer::fuse_activation(const Json &activation, const std::string &in, int own_reads) {
+  Json *layer = sole_maker(in, own_reads);
+  if (!layer || ((*layer)["type"] != "conv2d" && (*layer)["type"] != "dense") || layer->contains("activation")) return false;
+  for (const auto &[key, value] : activation.items()) (*layer)[key] = value;
+  alias(node_->output(0), in);
+  return true;
+}
+
+// MatMul then Add of a bias, as torch.onnx.export writes nn.Linear on inputs of more than 2 dims:
+// the matmul's own bias, so that it is added as the product is written.
+bool Importer::fuse_bias_into_dense(const std::string &in, const HostTensor &bias) {
+  Json *layer = sole_maker(in, 1);
+  if (!layer || (*layer)["type"] != "dense" || (*layer)["bias"] != false || layer->contains("activation") ||
+      layer->contains("int8") || bias.elem_type != onnx::TensorProto::FLOAT || bias.dims.empty())
+    return false;
+  const int64_t units = (*layer)["units"].get<int64_t>();
+  if (bias.dims.back() != units || bias.numel() != units) return false;
+  (*layer)["bias"] = true;
+  HostTensor b = bias;
+  b.dims = {units};
+  params_[(*layer)["name"].get<std::string>()].emplace_back("bias", std::move(b));
+  alias(node_->output(0), in);
+  return true;
+}
+
 void Importer::set_value(const std::string &output, Value v) { values_[output] = std::move(v); }
 
 void Importer::move_batch(const std::string &output, int32_t axis) { values_.at(output).batch_axis = axis; }

@@ -190,13 +190,19 @@ class Importer {
   // the ONNX value it makes ("" for an internal step: the layer's name is returned).
   std::string emit(const std::string &type, Json attrs, const std::vector<std::string> &inputs,
                    std::vector<std::pair<std::string, HostTensor>> params, const std::string &output);
-  // For an activation node (Relu, Clip(0, 6), ...): when its input 0 is made by the convolution
-  // emitted last and nothing else reads it, that conv2d takes `activation` (its config keys, as
-  // {"activation": "relu6"}) and the node's output names it; true then, false (nothing done)
-  // otherwise (onnx_import_conv.cpp). The second form is for fusions: the activation of value `in`
-  // is the fused region that ends at this node, which itself reads `in` `own_reads` times.
-  bool fuse_into_conv(const Json &activation);
-  bool fuse_into_conv(const Json &activation, const std::string &in, int own_reads);
+  // For an activation node (Relu, Clip(0, 6), Erf-GELU, ...): when its input 0 is made by the
+  // conv2d or dense layer emitted last and nothing else reads it, that layer takes `activation`
+  // (its config keys, as {"activation": "relu6"}) and the node's output names it; true then, false
+  // (nothing done) otherwise (onnx_import_conv.cpp). The second form is for fusions: the activation
+  // of value `in` is the fused region that ends at this node, which itself reads `in` `own_reads`
+  // times.
+  bool fuse_activation(const Json &activation);
+  bool fuse_activation(const Json &activation, const std::string &in, int own_reads);
+  // For an Add of constant `bias` to value `in`: when `in` is made by the dense layer emitted last,
+  // without bias or activation, nothing else reads it and `bias` holds one value per unit ([units],
+  // or dims of 1 before it), that layer takes it as its bias and the node's output names it; true
+  // then, false (nothing done) otherwise (onnx_import_math.cpp).
+  bool fuse_bias_into_dense(const std::string &in, const HostTensor &bias);
   // The layer that made `output` (a translator's own step, as the clip of a QDQ pair) is dropped at
   // the end of the import when no node reads it.
   void drop_if_unread(const std::string &output);
@@ -246,6 +252,9 @@ class Importer {
   std::map<std::string, Shape> shapes_;  // per layer
   std::set<std::string> droppable_;      // layers drop_if_unread named
   void drop_unread_layers();
+  // The layer emitted last, when it makes value `in`, which no node but the one being translated
+  // (reading it `own_reads` times) and no other name of it still reads; nullptr otherwise.
+  Json *sole_maker(const std::string &in, int own_reads);
   std::string output_;
   std::vector<std::pair<std::string, Shape>> inputs_;  // the model's inputs: node name, per-example shape
   // Inputs of integers or booleans: only an embedding (indices) or an attention (its key mask) reads them.

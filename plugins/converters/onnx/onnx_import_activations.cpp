@@ -56,7 +56,7 @@ std::optional<Fusion> as_activation(const GraphPattern &g, const std::string &x,
     im.accept_moved_batch();  // elementwise: wherever the batch is
     const Json attrs = {{"activation", act}};
     const auto &reads = im.node().input();
-    if (im.fuse_into_conv(attrs, x, static_cast<int>(std::count(reads.begin(), reads.end(), x)))) return;
+    if (im.fuse_activation(attrs, x, static_cast<int>(std::count(reads.begin(), reads.end(), x)))) return;
     int32_t batch_axis = v.batch_axis;
     im.emit("activation", attrs, {x}, {}, result);
     im.move_batch(result, batch_axis);

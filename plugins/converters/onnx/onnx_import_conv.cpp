@@ -88,26 +88,6 @@ void conv(Importer &im) {
 
 }  // namespace
 
-// Convolution, then activation, as exporters write them (ResNets' Relu, MobileNets' Clip(0, 6)):
-// one conv2d with a fused activation, so that the activation runs as the convolution's post-op
-// instead of as a pass of its own over the output.
-bool Importer::fuse_into_conv(const Json &activation) { return fuse_into_conv(activation, node_->input(0), 1); }
-
-bool Importer::fuse_into_conv(const Json &activation, const std::string &in, int own_reads) {
-  const Value &x = value(in);
-  if (x.constant || nodes_.empty() || readers_[in] != own_reads) return false;
-  Json &conv = nodes_.back();
-  if (conv["name"] != x.node || conv["type"] != "conv2d" || conv.contains("activation")) return false;
-  // Another name for the convolution's output (an Identity) that a later node still reads.
-  for (const auto &[name, v] : values_) {
-    auto r = readers_.find(name);
-    if (name != in && !v.constant && v.node == x.node && r != readers_.end() && r->second > 0) return false;
-  }
-  for (const auto &[key, value] : activation.items()) conv[key] = value;
-  alias(node_->output(0), in);
-  return true;
-}
-
 namespace {
 
 // Python's floor division, as the ONNX spec's padding formulas use it (they may go negative).

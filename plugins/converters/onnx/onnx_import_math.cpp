@@ -36,6 +36,7 @@ void binary(Importer &im, const char *op) {
   if (static_cast<int32_t>(c.dims.size()) > rank) {
     im.unsupported("the constant ", to_string(Shape::of(c.dims)), " has more dims than the computed operand (", rank, ")");
   }
+  if (std::strcmp(op, "add") == 0 && im.fuse_bias_into_dense(im.node().input(first ? 1 : 0), c)) return;
   // With the batch moved to ONNX dim k (nnrt holds it first, the other dims in order), a constant
   // over the dims after k broadcasts the same; so does a matrix on the right of a matmul, which
   // acts on each row alone (when the batch is not the contracted last dim).
@@ -67,7 +68,7 @@ void activation(Importer &im, const char *name, double alpha_default, double bet
   Json attrs = {{"activation", name}};
   if (alpha) attrs["alpha"] = im.attr_float("alpha", alpha_default);
   if (beta) attrs["beta"] = im.attr_float("beta", beta_default);
-  if (im.fuse_into_conv(attrs)) return;
+  if (im.fuse_activation(attrs)) return;
   im.emit("activation", attrs, {im.node().input(0)}, {}, im.node().output(0));
   im.move_batch(im.node().output(0), x.batch_axis);
 }
@@ -140,7 +141,7 @@ void clip(Importer &im) {
     if (im.has_input(1)) attrs["min"] = scalar(im, 1, "min");
     if (im.has_input(2)) attrs["max"] = scalar(im, 2, "max");
   }
-  if (attrs.value("min", -1.0) == 0 && attrs.value("max", -1.0) == 6 && im.fuse_into_conv({{"activation", "relu6"}})) return;
+  if (attrs.value("min", -1.0) == 0 && attrs.value("max", -1.0) == 6 && im.fuse_activation({{"activation", "relu6"}})) return;
   im.emit("clip", attrs, {im.node().input(0)}, {}, im.node().output(0));
 }
 
@@ -173,16 +174,19 @@ std::vector<float> transposed(const std::vector<float> &v, int64_t rows, int64_t
   return t;
 }
 
-// A dense layer x W^T + b for x [N, K] (ONNX rank 2 with the batch first).
-void dense(Importer &im, HostTensor b, bool trans_b, double alpha, const HostTensor *c, double beta) {
+// A dense layer x W^T + b for x [N, K] (ONNX rank 2 with the batch first), or with `rows` for x
+// [N, ..., K] (each row of K alone, as MatMul with a constant [K, M] does: "flatten": false).
+void dense(Importer &im, HostTensor b, bool trans_b, double alpha, const HostTensor *c, double beta, bool rows = false) {
   const Value &x = im.runtime_input(0);
   if (!im.batch()) im.unsupported("it needs the batch in dim 0 (import without {\"batch\": false})");
-  if (x.shape.rank != 1) im.unsupported("nnrt runs it on [N, K] inputs; the input has rank ", x.shape.rank + 1);
+  if (!rows && x.shape.rank != 1) im.unsupported("nnrt runs it on [N, K] inputs; the input has rank ", x.shape.rank + 1);
   if (b.dims.size() != 2) im.unsupported("the weight must have 2 dims, got ", to_string(Shape::of(b.dims)));
   int64_t k = trans_b ? b.dims[1] : b.dims[0], n = trans_b ? b.dims[0] : b.dims[1];
-  if (k != x.shape[0]) im.shape_mismatch("the weight ", to_string(Shape::of(b.dims)), " does not fit inputs of ", x.shape[0], " features");
+  const int64_t features = x.shape[x.shape.rank - 1];
+  if (k != features) im.shape_mismatch("the weight ", to_string(Shape::of(b.dims)), " does not fit inputs of ", features, " features");
   std::vector<std::pair<std::string, HostTensor>> params;
   Json attrs = {{"units", n}, {"bias", c != nullptr}, {"init", "zeros"}};
+  if (rows) attrs["flatten"] = false;
   std::string input = im.node().input(0);
   if (std::optional<Int8Layer> int8 = int8_layer(im, 0, 1, trans_b ? 0 : 1, n)) {
     input = int8->input;
@@ -234,6 +238,19 @@ void matmul(Importer &im) {
   const Value &a = im.input(0), &b = im.input(1);
   if (!a.constant && b.constant && a.shape.rank == 1 && im.batch()) {
     dense(im, im.take_constant(1, "B"), false, 1, nullptr, 0);
+    return;
+  }
+  // [N, ..., K] x constant [K, M] (a transformer's projections): a dense layer on the last dim,
+  // whose weight is laid out once at import, not read through a broadcast matmul at every call.
+  // With the batch moved (a time-major model), the rows are the same.
+  const int32_t rank = im.onnx_rank(a);
+  if (!a.constant && b.constant && b.tensor.dims.size() == 2 && a.shape.rank >= 2 && im.batch() && a.batch_axis < rank - 1 &&
+      (b.tensor.elem_type == onnx::TensorProto::FLOAT || b.tensor.elem_type == onnx::TensorProto::DOUBLE ||
+       b.tensor.elem_type == onnx::TensorProto::FLOAT16)) {
+    const int32_t batch_axis = a.batch_axis;
+    if (batch_axis != 0) im.accept_moved_batch();
+    dense(im, im.take_constant(1, "B"), false, 1, nullptr, 0, true);
+    im.move_batch(im.node().output(0), batch_axis);
     return;
   }
   for (const Value *v : {&a, &b}) {

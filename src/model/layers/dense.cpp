@@ -1,7 +1,8 @@
 // dense: y = activation(x W^T + b), with x flattened per example; or, with "flatten": false, applied
 // to the last dim of each example ([..., in] -> [..., units]: each token of a sequence alike, as
 // PyTorch's nn.Linear on a [N, T, in] input). Weight [units, in] as PyTorch's nn.Linear.
-// Activations that can be back-propagated from the output run fused with the matmul. With an
+// Activations that can be back-propagated from the output run fused with the matmul, and so do the
+// others (GELU after a transformer's first feed-forward product) outside training. With an
 // "int8" object (nnrt_model_quantize) the weight is I8 and the product integer (int8_weights.h).
 #include "model/activation.h"
 #include "model/layer.h"
@@ -54,7 +55,8 @@ class DenseLayer : public Layer {
       // In the pass's float type, as the float layer's output (f32 unless the context computes in bf16 or f16).
       return output_shaped(ctx, as_dtype(ctx, fuse ? y : activation.forward(ctx, y), pass.dtype), in[0]);
     }
-    if (activation.fusable()) {
+    // ops::matmul takes one activation parameter: hardsigmoid's beta and relu6's max are not.
+    if (activation.fusable() || (!pass.training && activation.fusable_forward() && activation.beta == 0)) {
       saved.arrays = {x};
       return output_shaped(ctx, ops::matmul(ctx, x, wt, b, activation.fused_alg(), activation.alpha), in[0]);
     }
