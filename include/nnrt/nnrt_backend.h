@@ -33,8 +33,8 @@
 ** cuDNN plan), then op_run() with data pointers, a workspace of the size op_create() asked for, the
 ** stream and per-call values (learning rate, step, RNG counter, fill value: in nnrt_op_args, never in
 ** the descriptor, so that cached ops are reused). An op the backend does not support runs on the
-** reference backend. CONV2D, CONV2D_INT8, MATMUL_INT8: args.counter is 0 or a version of input 1 (w):
-** a call with w at an address and nonzero version seen before finds the same bytes there as then.
+** reference backend. CONV2D, CONV2D_INT8, MATMUL, MATMUL_INT8: args.counter is 0 or a version of input 1
+** (w or b): a call with it at an address and nonzero version seen before finds the same bytes there.
 **
 ** Errors. Functions return an nnrt_status (nnrt.h). Before returning a failure they should call
 ** host->set_error() with a message that says what was expected and what was given. No C++ exception

@@ -22,7 +22,7 @@ uint64_t weights_version(const Storage *s) {
 }
 
 bool takes_weights_version(int32_t kind) {
-  return kind == NNRT_OP_CONV2D || kind == NNRT_OP_CONV2D_INT8 || kind == NNRT_OP_MATMUL_INT8;
+  return kind == NNRT_OP_CONV2D || kind == NNRT_OP_CONV2D_INT8 || kind == NNRT_OP_MATMUL || kind == NNRT_OP_MATMUL_INT8;
 }
 
 }  // namespace nnrt::backend

@@ -1,6 +1,6 @@
-// Versions of an op's weights (nnrt_backend.h, "Ops": args.counter of CONV2D, CONV2D_INT8 and
-// MATMUL_INT8). A backend that keeps what it derived from the weights (the oneDNN plugin keeps
-// convolution weights reordered into its layout) must otherwise compare their bytes at every call to
+// Versions of an op's weights (nnrt_backend.h, "Ops": args.counter of CONV2D, CONV2D_INT8, MATMUL
+// and MATMUL_INT8). A backend that keeps what it derived from the weights (the oneDNN plugin keeps
+// convolution and matmul weights reordered into its layout) must otherwise compare their bytes at every call to
 // notice a change: at batch 1 that comparison read every weight twice more, a fifth of a ResNet-18
 // prediction. With a version it compares nothing while address and version stay the same.
 //

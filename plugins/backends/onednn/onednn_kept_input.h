@@ -35,32 +35,45 @@ class KeptInput {
   // mask; 0 when not asked for).
   struct Entry;
 
-  // `t` is the input's descriptor, `scan` whether calls need its special values.
-  KeptInput(const nnrt_tensor_desc &t, bool scan);
+  // `t` is the input's descriptor, `scan` whether calls need its special values. With
+  // `versioned_only`, only calls that give the input a version keep it (and no copy of its bytes is
+  // kept to compare): an op that reads the input where it lies at other calls, as a matmul reads a
+  // weight being trained, keeps a second layout only of the weights the host vouches for.
+  KeptInput(const nnrt_tensor_desc &t, bool scan, bool versioned_only = false);
 
   // Input `index` of the run through `bridge` (its user-to-primitive reorder): the entry kept for
   // the input's address when the input's bytes are those it was made from, else a new one,
-  // reordered now and kept in its place (the least recently made goes beyond kMaxKept).
+  // reordered now and kept in its place (the least recently used goes beyond max_kept()). With
+  // versioned_only, nullptr for a call without a version.
   std::shared_ptr<const Entry> get(const Run &r, int index, const Bridge &bridge) const;
 
  private:
   nnrt_tensor_desc desc_;
   size_t span_bytes_;  // from element 0 to the last element the descriptor covers
   bool scan_;
-  static constexpr size_t kMaxKept = 16;
+  bool versioned_only_;
+  // How many entries: a few where each also holds its source bytes (one op serves every layer of
+  // one shape: ResNet-50 has up to 6 alike); more for versioned_only, where one op serves the
+  // matmuls of every layer of a transformer (BERT-base: 48 of one shape) and an entry beyond the
+  // bound would be reordered again at every call. kMaxKeptBytes bounds those, so that the weights
+  // of models released since, which stay until used ones replace them, cannot pile up.
+  size_t max_kept() const { return versioned_only_ ? 256 : 16; }
+  static constexpr size_t kMaxKeptBytes = size_t{1} << 30;
+  mutable uint64_t uses_ = 0;  // calls that found or made an entry (under mutex_)
   mutable std::mutex mutex_;
   mutable std::vector<std::shared_ptr<const Entry>> kept_;  // the most recently made first
 };
 
 struct KeptInput::Entry {
   const void *address = nullptr;            // of the input it was made from
-  std::unique_ptr<unsigned char[]> source;  // the input's bytes it was made from
+  std::unique_ptr<unsigned char[]> source;  // the input's bytes it was made from (none: versioned_only)
   std::shared_ptr<void> inner;              // the reordered copy (64-byte aligned)
   // The host's version of the input under which its bytes were last found to be `source`'s (0:
   // none): a call with that version at this address needs no comparison.
   mutable std::atomic<uint64_t> version{0};
   dnnl::memory memory;                      // over inner, in the primitive's layout
   uint32_t special = 0;
+  mutable uint64_t last_use = 0;  // the owner's uses_ at this entry's last use (under its mutex_)
 };
 
 }  // namespace nnrt::onednn

@@ -16,7 +16,20 @@
 // AMD EPYC, 64x1024 x 1024x1024): 43 GFLOP/s at 1 thread and 84 at 2, against 92 and 188 once b
 // is copied with rows 64 bytes longer, a copy of 0.13 and 0.08 ms that leaves 2x. So such a b has
 // a second candidate, b copied into padded rows, and the op measures both (onednn_measure.h).
+//
+// b that the host vouches for (a model's weight in a prediction: args.counter, nnrt_backend.h) may
+// also be kept in another layout from call to call (onednn_kept_input.h), as ONNX Runtime prepacks
+// its weights. A dense layer's weight [out, in] is read as b = W^T, and with in a multiple of 256
+// floats it is stored in padded rows (model/param_storage.h), which leaves oneDNN 2.6 only its gemm
+// kernel, reading b across rows: a BERT-base feed-forward product (128x768 x 768x3072, 1 thread,
+// AVX-512 Zen 4) took 7.8 ms that way, 5.3 with b kept in oneDNN's blocked layout, and
+// 128x3072 x 3072x768 7.0 ms against 5.4 with b kept plain in padded rows. So such a b has two
+// more candidates, kept blocked and kept plain, measured with the others (the kept copy's reorder
+// not counted: it runs once per weights version) but chosen only when 10% faster and a has at
+// least kMinKeptRows rows, since each costs a copy of the weight. Calls without a version
+// (training) read b where it lies.
 #include "onednn_common.h"
+#include "onednn_kept_input.h"
 #include "onednn_measure.h"
 
 namespace nnrt::onednn {
@@ -49,6 +62,38 @@ md padded_rows(const nnrt_tensor_desc &b) {
   return strided_desc(ds, type, padded);
 }
 
+// b as a dense row-major matrix (per batch), its rows kPadBytes longer when they are a multiple of
+// kAliasingBytes long and there are at least 64 of them (as padded_rows): a layout to keep b in.
+md plain_rows(const nnrt_tensor_desc &b) {
+  const int r = b.ndim;
+  const dt type = dnnl_type(b.dtype);
+  const int64_t bytes = static_cast<int64_t>(dnnl::memory::data_type_size(type));
+  dims ds(static_cast<size_t>(r)), st(static_cast<size_t>(r));
+  for (int i = 0; i < r; ++i) ds[i] = b.strides[i] == 0 ? 1 : b.dims[i];  // broadcast_desc's dims
+  st[r - 1] = 1;
+  st[r - 2] = ds[r - 1] + (ds[r - 2] >= 64 && ds[r - 1] * bytes % kAliasingBytes == 0 ? kPadBytes / bytes : 0);
+  for (int i = r - 2; i-- > 0;) st[i] = st[i + 1] * ds[i + 1];
+  return strided_desc(ds, type, st);
+}
+
+// Products of fewer rows of a keep no copy of b: they read each weight about once a call in any
+// layout, and callers that predict a few examples at a time are those that map and share weights
+// to hold them once (nnrt.h: nnrt_model_load, nnrt_model_share).
+constexpr int64_t kMinKeptRows = 32;
+
+int64_t rows_of(const nnrt_tensor_desc &a) {
+  int64_t rows = 1;
+  for (int i = 0; i < a.ndim - 1; ++i) rows *= a.strides[i] == 0 ? 1 : a.dims[i];
+  return rows;
+}
+
+// Whether b is one matrix for every batch (a weight): its batch dims are broadcast or 1.
+bool one_matrix(const nnrt_tensor_desc &b) {
+  for (int i = 0; i < b.ndim - 2; ++i)
+    if (b.dims[i] != 1 && b.strides[i] != 0) return false;
+  return true;
+}
+
 class MatmulOp : public Op {
  public:
   explicit MatmulOp(const Build &bd) {
@@ -61,19 +106,41 @@ class MatmulOp : public Op {
     const md bias = has_bias_ ? bias_desc(d.inputs[2], c.ndim) : md();
 
     dnnl::matmul::primitive_desc pd = make_pd<dnnl::matmul>(attr, a_user, b_user, bias, c_user);
+    const bool measure = !bd.plan_only && !bd.deterministic;
     if (is_reference_impl(pd)) {
       dnnl::matmul::primitive_desc blocked =
           make_pd<dnnl::matmul>(attr, any_layout(a_user), any_layout(b_user), bias, any_layout(c_user));
       if (!is_reference_impl(blocked)) pd = blocked;
-    } else if (const md b_padded = padded_rows(b); !b_padded.is_zero()) {  // oneDNN 3's empty desc converts to true
-      dnnl::matmul::primitive_desc padded = make_pd<dnnl::matmul>(attr, a_user, b_padded, bias, c_user);
-      if (!is_reference_impl(padded)) {
-        // Deterministic mode and plans take the copy: it costs a few percent where the product in
-        // place is fine, and saves half where it is not (oneDNN's AVX-512 gemm forces the same
-        // no-copy path for these shapes; unmeasured there).
-        const std::vector<Candidate> candidates{{&padded, {{DNNL_ARG_WEIGHTS, b_user}}}, {&pd, {{DNNL_ARG_WEIGHTS, b_user}}}};
-        const Candidate &chosen = candidates[fastest_candidate(bd.key(), candidates, !bd.plan_only && !bd.deterministic)];
-        if (chosen.pd == &padded) pd = padded;
+    } else {
+      // Deterministic mode and plans take the first: the copy into padded rows when there is one
+      // (it costs a few percent where the product in place is fine, and saves half where it is
+      // not; oneDNN's AVX-512 gemm forces the same no-copy path for these shapes), else b in place.
+      std::vector<dnnl::matmul::primitive_desc> pds;
+      std::vector<Candidate> candidates;
+      const md b_padded = padded_rows(b);
+      if (!b_padded.is_zero()) pds.push_back(make_pd<dnnl::matmul>(attr, a_user, b_padded, bias, c_user));  // oneDNN 3's empty desc converts to true
+      pds.push_back(pd);
+      const size_t in_place = pds.size();  // those before are read from b at every call
+      if (measure && one_matrix(b) && rows_of(a) >= kMinKeptRows) {
+        pds.push_back(make_pd<dnnl::matmul>(attr, a_user, any_layout(b_user), bias, c_user));
+        if (const md plain = plain_rows(b); plain != b_user) pds.push_back(make_pd<dnnl::matmul>(attr, a_user, plain, bias, c_user));
+      }
+      for (size_t i = 0; i < pds.size(); ++i) {
+        // A layout to keep b in that is b's own is no other way than b in place.
+        if (is_reference_impl(pds[i]) || (i >= in_place && pds[i].weights_desc() == b_user)) continue;
+        Candidate c{&pds[i], {}};
+        if (i < in_place) c.user_layouts = {{DNNL_ARG_WEIGHTS, b_user}};
+        else c.handicap = 1.1;
+        candidates.push_back(c);
+      }
+      if (!candidates.empty()) {
+        const Candidate &chosen = candidates[fastest_candidate(bd.key(), candidates, measure)];
+        if (chosen.handicap != 1.0) {
+          kept_ = std::make_unique<Kept>();
+          kept_->pd = *static_cast<const dnnl::matmul::primitive_desc *>(chosen.pd);
+        } else {
+          pd = *static_cast<const dnnl::matmul::primitive_desc *>(chosen.pd);
+        }
       }
     }
     const bool plan_only = bd.plan_only;
@@ -82,13 +149,34 @@ class MatmulOp : public Op {
     b_ = Bridge::to_inner(b_user, pd.weights_desc(), layout, plan_only);
     if (has_bias_) bias_ = Bridge::to_inner(bias, pd.bias_desc(), layout, plan_only);
     c_ = Bridge::to_user(pd.dst_desc(), c_user, layout, plan_only);
+    if (kept_) {
+      // The kept path reads a, bias and c as the user gives them (its descriptors are the user's).
+      layout.need_scratchpad(kept_->pd);
+      kept_->a = a_user;
+      kept_->bias = bias;
+      kept_->c = c_user;
+      kept_->b = Bridge::to_inner(b_user, kept_->pd.weights_desc(), layout, plan_only);
+      kept_->input = std::make_unique<KeptInput>(b, false, true);
+    }
     if (!plan_only) {
       log_impl("matmul", pd);
       matmul_ = dnnl::matmul(pd);
+      if (kept_) {
+        log_impl("matmul, weights kept", kept_->pd);
+        kept_->matmul = dnnl::matmul(kept_->pd);
+      }
     }
   }
 
   void run(const Run &r) const override {
+    if (kept_) {
+      if (std::shared_ptr<const KeptInput::Entry> b = kept_->input->get(r, 1, kept_->b)) {
+        ExecArgs args{{DNNL_ARG_SRC, r.input(kept_->a, 0)}, {DNNL_ARG_WEIGHTS, b->memory}, {DNNL_ARG_DST, r.output(kept_->c, 0)}};
+        if (has_bias_) args.emplace(DNNL_ARG_BIAS, r.input(kept_->bias, 2));
+        r.execute(kept_->matmul, std::move(args));
+        return;
+      }
+    }
     dnnl::memory c = c_.out(r, 0);
     ExecArgs args{
         {DNNL_ARG_SRC, a_.in(r, 0)}, {DNNL_ARG_WEIGHTS, b_.in(r, 1)}, {DNNL_ARG_DST, c}};
@@ -98,9 +186,18 @@ class MatmulOp : public Op {
   }
 
  private:
+  // The path for a b kept in another layout (see the top of this file).
+  struct Kept {
+    dnnl::matmul::primitive_desc pd;
+    md a, bias, c;  // pd's, the user's layouts (members: a run's memory objects are keyed by their address)
+    Bridge b;  // b_user to pd's weights layout, run once per weights version
+    std::unique_ptr<KeptInput> input;
+    dnnl::matmul matmul;
+  };
   bool has_bias_ = false;
   Bridge a_, b_, bias_, c_;
   dnnl::matmul matmul_;
+  std::unique_ptr<Kept> kept_;
 };
 
 }  // namespace

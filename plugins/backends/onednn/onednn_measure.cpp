@@ -134,8 +134,8 @@ size_t fastest_candidate(const std::string &key, const std::vector<Candidate> &c
   for (size_t i = 0; i < candidates.size(); ++i) {
     if (timings[i].best == std::numeric_limits<double>::infinity()) continue;  // not measured
     log_debug("measured " + name_of(candidates[i]) + ": " + std::to_string(timings[i].best * 1e6) + " us");
-    if (timings[i].best < best_seconds) {
-      best_seconds = timings[i].best;
+    if (timings[i].best * candidates[i].handicap < best_seconds) {
+      best_seconds = timings[i].best * candidates[i].handicap;
       best = i;
     }
   }

@@ -30,6 +30,9 @@ struct Candidate {
   std::vector<std::pair<int, md>> user_layouts;  // DNNL_ARG_* and the user's descriptor
   std::function<double()> seconds = nullptr;
   const char *name = nullptr;
+  // Its time is multiplied by this before the comparison: above 1 for a way that costs memory (a
+  // kept copy of the weights), which must then be that much faster to be chosen.
+  double handicap = 1.0;
 };
 
 // The index of the candidate to use. `key` names the op (its normalized descriptor); the thread

@@ -42,12 +42,16 @@ std::string gpt(const std::string &position = "{}", const std::string &norm = "r
 std::shared_ptr<Model> build(const std::shared_ptr<Context> &ctx, const std::string &config) {
   auto m = Model::create(ctx, Json::parse(config));
   // Larger weights than the initialisers give, so that the scores differ clearly between tokens
-  // and positions (near-uniform scores would make greedy choices ties of rounding).
+  // and positions (near-uniform scores would make greedy choices ties of rounding). Written under
+  // the model's lock, as every write to parameters is: its release tells the backends' kept copies
+  // of the weights (the build ran a prediction) that they changed.
+  auto writing = m->lock_for_writing();
   for (Param &p : m->params()) {
     if (p.spec.suffix == "weight" && p.value.rank() == 2) {
       ops::copy_into(*ctx, ops::scale(*ctx, p.value, 3.0), p.value);
     }
   }
+  writing.unlock();
   return m;
 }
 
