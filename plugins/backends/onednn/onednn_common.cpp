@@ -297,20 +297,28 @@ dnnl::primitive_attr base_attr() {
 
 // ---- bridges -------------------------------------------------------------------------------
 
-void Bridge::build(const md &from, const md &to, WorkspaceLayout &layout, bool plan_only) {
+void Bridge::build(const md &from, const md &to, WorkspaceLayout &layout, bool plan_only, bool buffer) {
   dnnl::reorder::primitive_desc pd(cpu_engine(), from, cpu_engine(), to, base_attr());
   layout.need_scratchpad(pd);
-  slot_ = layout.add_buffer(inner_.get_size());
+  if (buffer) slot_ = layout.add_buffer(inner_.get_size());
   if (!plan_only) reorder_ = dnnl::reorder(pd);
 }
 
-Bridge Bridge::to_inner(const md &user, const md &inner, WorkspaceLayout &layout, bool plan_only) {
+Bridge Bridge::input(const md &user, const md &inner, WorkspaceLayout &layout, bool plan_only, bool buffer) {
   Bridge b;
   b.user_ = user;
   b.inner_ = inner;
   b.needed_ = !(user == inner);
-  if (b.needed_) b.build(user, inner, layout, plan_only);
+  if (b.needed_) b.build(user, inner, layout, plan_only, buffer);
   return b;
+}
+
+Bridge Bridge::to_inner(const md &user, const md &inner, WorkspaceLayout &layout, bool plan_only) {
+  return input(user, inner, layout, plan_only, true);
+}
+
+Bridge Bridge::to_kept(const md &user, const md &inner, WorkspaceLayout &layout, bool plan_only) {
+  return input(user, inner, layout, plan_only, false);
 }
 
 Bridge Bridge::to_user(const md &inner, const md &user, WorkspaceLayout &layout, bool plan_only) {

@@ -292,6 +292,9 @@ class Bridge {
   Bridge() = default;
   // user -> inner (an input the primitive wants in another layout)
   static Bridge to_inner(const md &user, const md &inner, WorkspaceLayout &layout, bool plan_only);
+  // user -> inner for an input kept in the op's own memory (onednn_kept_input.h): no workspace
+  // buffer, and only in_to may be used when needed().
+  static Bridge to_kept(const md &user, const md &inner, WorkspaceLayout &layout, bool plan_only);
   // inner -> user (an output the primitive writes in another layout)
   static Bridge to_user(const md &inner, const md &user, WorkspaceLayout &layout, bool plan_only);
 
@@ -308,7 +311,8 @@ class Bridge {
   void finish(const Run &r, const dnnl::memory &written, int output_index) const;
 
  private:
-  void build(const md &from, const md &to, WorkspaceLayout &layout, bool plan_only);
+  static Bridge input(const md &user, const md &inner, WorkspaceLayout &layout, bool plan_only, bool buffer);
+  void build(const md &from, const md &to, WorkspaceLayout &layout, bool plan_only, bool buffer = true);
 
   md user_, inner_;
   bool needed_ = false;

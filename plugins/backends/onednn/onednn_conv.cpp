@@ -218,7 +218,7 @@ class ConvForwardOp : public Op {
     const PD &pd = chosen.pd;
     layout.need_scratchpad(pd);
     x_ = Bridge::to_inner(memory_desc(d.inputs[0]), pd.src_desc(), layout, plan_only);
-    w_ = Bridge::to_inner(user_w, pd.weights_desc(), layout, plan_only);
+    w_ = Bridge::to_kept(user_w, pd.weights_desc(), layout, plan_only);  // read through kept_w_ when needed()
     if (has_bias_) b_ = Bridge::to_inner(memory_desc(d.inputs[2]), pd.bias_desc(), layout, plan_only);
     y_ = Bridge::to_user(pd.dst_desc(), memory_desc(d.outputs[0]), layout, plan_only);
     if (w_.needed()) kept_w_ = std::make_unique<KeptInput>(d.inputs[1], two_paths_);

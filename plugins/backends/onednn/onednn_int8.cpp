@@ -109,7 +109,7 @@ class MatmulInt8Op : public Op {
     }
     layout.need_scratchpad(pd);
     a_ = Bridge::to_inner(a_user, pd.src_desc(), layout, b.plan_only);
-    w_ = Bridge::to_inner(w_user, pd.weights_desc(), layout, b.plan_only);
+    w_ = Bridge::to_kept(w_user, pd.weights_desc(), layout, b.plan_only);  // read through kept_w_ when needed()
     c_ = Bridge::to_user(pd.dst_desc(), c_user, layout, b.plan_only);
     if (w_.needed()) kept_w_ = std::make_unique<KeptInput>(w, false);
     scales_slot_ = layout.add_buffer(static_cast<size_t>(n) * sizeof(float));
@@ -180,7 +180,7 @@ class ConvInt8Op : public Op {
     y_inner_ = pd.dst_desc();
     layout.need_scratchpad(pd);
     x_ = Bridge::to_inner(x_user, pd.src_desc(), layout, b.plan_only);
-    w_ = Bridge::to_inner(w_user, pd.weights_desc(), layout, b.plan_only);
+    w_ = Bridge::to_kept(w_user, pd.weights_desc(), layout, b.plan_only);  // read through kept_w_ when needed()
     y_ = Bridge::to_user(pd.dst_desc(), y_user, layout, b.plan_only);
     kept_w_ = std::make_unique<KeptInput>(d.inputs[1], false);
     scales_slot_ = layout.add_buffer(static_cast<size_t>(g.y_dims[1]) * sizeof(float));

@@ -125,6 +125,7 @@ class MatmulOp : public Op {
         pds.push_back(make_pd<dnnl::matmul>(attr, a_user, any_layout(b_user), bias, c_user));
         if (const md plain = plain_rows(b); plain != b_user) pds.push_back(make_pd<dnnl::matmul>(attr, a_user, plain, bias, c_user));
       }
+      std::vector<size_t> from;  // each candidate's index in pds
       for (size_t i = 0; i < pds.size(); ++i) {
         // A layout to keep b in that is b's own is no other way than b in place.
         if (is_reference_impl(pds[i]) || (i >= in_place && pds[i].weights_desc() == b_user)) continue;
@@ -132,14 +133,15 @@ class MatmulOp : public Op {
         if (i < in_place) c.user_layouts = {{DNNL_ARG_WEIGHTS, b_user}};
         else c.handicap = 1.1;
         candidates.push_back(c);
+        from.push_back(i);
       }
       if (!candidates.empty()) {
-        const Candidate &chosen = candidates[fastest_candidate(bd.key(), candidates, measure)];
-        if (chosen.handicap != 1.0) {
+        const size_t chosen = from[fastest_candidate(bd.key(), candidates, measure)];
+        if (chosen >= in_place) {
           kept_ = std::make_unique<Kept>();
-          kept_->pd = *static_cast<const dnnl::matmul::primitive_desc *>(chosen.pd);
+          kept_->pd = pds[chosen];
         } else {
-          pd = *static_cast<const dnnl::matmul::primitive_desc *>(chosen.pd);
+          pd = pds[chosen];
         }
       }
     }
@@ -155,7 +157,7 @@ class MatmulOp : public Op {
       kept_->a = a_user;
       kept_->bias = bias;
       kept_->c = c_user;
-      kept_->b = Bridge::to_inner(b_user, kept_->pd.weights_desc(), layout, plan_only);
+      kept_->b = Bridge::to_kept(b_user, kept_->pd.weights_desc(), layout, plan_only);
       kept_->input = std::make_unique<KeptInput>(b, false, true);
     }
     if (!plan_only) {
